@@ -1,0 +1,149 @@
+// Package cli holds wirespeed's sub-commands. Each command lives in its own
+// file and registers itself with register() from an init function, so adding
+// a command never touches the others.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Exit codes shared by all commands.
+const (
+	ExitOK    = 0
+	ExitFail  = 1
+	ExitUsage = 2
+)
+
+// Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
+var Version = "dev"
+
+// Env is what a command gets to run with.
+type Env struct {
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Command is one sub-command of wirespeed.
+type Command struct {
+	Name    string
+	Summary string // one line for the command list
+	Usage   string // "wirespeed NAME [flags] ARGS" plus a paragraph
+	// Run parses args itself (usually with newFlagSet) and does the work.
+	Run func(ctx context.Context, env Env, args []string) error
+}
+
+var commands = map[string]*Command{}
+
+func register(c *Command) {
+	if _, dup := commands[c.Name]; dup {
+		panic("cli: command registered twice: " + c.Name)
+	}
+	commands[c.Name] = c
+}
+
+// UsageError marks an error as a usage problem (exit code 2).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usageErrorf(format string, a ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, a...)}
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting and
+// prints the command's usage on -h.
+func newFlagSet(c *Command, env Env) *flag.FlagSet {
+	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "%s\n\nFlags:\n", strings.TrimSpace(c.Usage))
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args with fs, allowing flags after positional arguments
+// (wirespeed inspect eth0 --json), and returns the positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &UsageError{Err: err}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// Main runs wirespeed with args (without the program name) and returns the
+// process exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	env := Env{Stdout: stdout, Stderr: stderr}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				fmt.Fprintln(stdout, strings.TrimSpace(c.Usage))
+				return ExitOK
+			}
+		}
+		printCommands(stdout)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	if args[0] == "version" || args[0] == "--version" {
+		fmt.Fprintf(stdout, "wirespeed %s\n", Version)
+		return ExitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "wirespeed: unknown command %q\n\n", args[0])
+		printCommands(stderr)
+		return ExitUsage
+	}
+	err := c.Run(ctx, env, args[1:])
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "wirespeed %s: %v\n", c.Name, err)
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return ExitUsage
+	}
+	return ExitFail
+}
+
+func printCommands(w io.Writer) {
+	fmt.Fprintf(w, "wirespeed %s - see, measure and fix the Linux network datapath\n\n", Version)
+	fmt.Fprintln(w, "Usage: wirespeed COMMAND [flags] [args]\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Summary)
+	}
+	fmt.Fprintln(w, "\nRun 'wirespeed help COMMAND' or 'wirespeed COMMAND -h' for details.")
+}
