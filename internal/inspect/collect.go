@@ -1,0 +1,883 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/wirespeed/wirespeed/internal/cpumask"
+	"github.com/wirespeed/wirespeed/internal/hostfs"
+	"github.com/wirespeed/wirespeed/internal/netdevnl"
+	"github.com/wirespeed/wirespeed/internal/procfs"
+	"golang.org/x/sys/unix"
+)
+
+// Options selects what to inspect.
+type Options struct {
+	FS      *hostfs.FS // nil: the live host
+	Answers *Answers   // nil: ask the live kernel
+	Ifaces  []string   // empty: every device
+}
+
+// ErrUnknownInterface is returned (wrapped) for an interface that does not
+// exist; the message lists the ones that do.
+var ErrUnknownInterface = errors.New("unknown interface")
+
+// Collect inspects the host (or snapshot) described by opts.
+func Collect(ctx context.Context, opts Options) (*Snapshot, error) {
+	f := opts.FS
+	if f == nil {
+		f = hostfs.Live()
+	}
+	a := opts.Answers
+	if a == nil {
+		a = LiveAnswers(f)
+	}
+	names, err := f.ReadDir("/sys/class/net")
+	if err != nil {
+		return nil, fmt.Errorf("listing network devices: %w", err)
+	}
+	want := names
+	if len(opts.Ifaces) > 0 {
+		want = nil
+		for _, n := range opts.Ifaces {
+			if !contains(names, n) {
+				return nil, fmt.Errorf("%w %q (this host has: %s)", ErrUnknownInterface, n, strings.Join(names, ", "))
+			}
+			if !contains(want, n) {
+				want = append(want, n)
+			}
+		}
+	}
+	c := &collector{fs: f, a: a}
+	c.interrupts = c.readInterrupts()
+	snap := &Snapshot{Schema: SchemaVersion, Source: Source{Kind: "live", Root: a.Euid == 0}}
+	snap.Host = c.host(names)
+	for _, n := range want {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		snap.Devices = append(snap.Devices, c.device(n))
+	}
+	if a.Euid != 0 {
+		snap.Host.Notes = append(snap.Host.Notes,
+			"not root: whether IRQ affinity can be changed was not probed (needs root to write-test /proc/irq/N/smp_affinity); everything else was read")
+	}
+	return snap, nil
+}
+
+type collector struct {
+	fs         *hostfs.FS
+	a          *Answers
+	interrupts *procfs.Interrupts
+	threads    []NAPIThread // napi/* kthreads, scanned on first need
+	scanned    bool
+}
+
+func (c *collector) readInterrupts() *procfs.Interrupts {
+	b, err := c.fs.ReadFile("/proc/interrupts")
+	if err != nil {
+		return nil
+	}
+	in, err := procfs.ParseInterrupts(b)
+	if err != nil {
+		return nil
+	}
+	return in
+}
+
+// str reads a trimmed sysfs/procfs value; on error it returns "" and the
+// error's errno name (or "missing").
+func (c *collector) str(p string) (string, string) {
+	s, err := c.fs.ReadString(p)
+	if err != nil {
+		return "", errName(err)
+	}
+	return s, ""
+}
+
+func errName(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		if errno == syscall.ENOENT {
+			return "ENOENT"
+		}
+		return unix.ErrnoName(errno)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return "missing"
+	}
+	return err.Error()
+}
+
+func (c *collector) intp(p string) *int {
+	s, e := c.str(p)
+	if e != "" {
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return nil
+	}
+	return &n
+}
+
+func (c *collector) int64p(p string) *int64 {
+	s, e := c.str(p)
+	if e != "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &n
+}
+
+func (c *collector) uint64p(p string) *uint64 {
+	s, e := c.str(p)
+	if e != "" {
+		return nil
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &n
+}
+
+func (c *collector) linkBase(p string) string {
+	t, err := c.fs.Readlink(p)
+	if err != nil {
+		return ""
+	}
+	return path.Base(t)
+}
+
+// ---- host ----
+
+var sysctlNames = []string{
+	"netdev_budget", "netdev_budget_usecs", "netdev_max_backlog", "dev_weight",
+	"busy_poll", "busy_read", "rps_sock_flow_entries", "gro_normal_batch", "default_qdisc",
+}
+
+func (c *collector) host(devs []string) Host {
+	h := Host{}
+	h.Hostname, _ = c.str("/proc/sys/kernel/hostname")
+	h.Kernel, _ = c.str("/proc/sys/kernel/osrelease")
+	h.Arch, _ = c.str("/proc/sys/kernel/arch")
+	h.Features = c.features(devs, h.Kernel)
+	h.CPUs = c.cpus()
+	if b, err := c.fs.ReadFile("/proc/net/softnet_stat"); err == nil {
+		if rows, err := procfs.ParseSoftnetStat(b); err == nil {
+			h.Softnet = rows
+		} else {
+			h.Notes = append(h.Notes, "softnet_stat: "+err.Error())
+		}
+	} else {
+		h.Notes = append(h.Notes, "softnet_stat: "+errName(err))
+	}
+	for _, n := range sysctlNames {
+		v, e := c.str("/proc/sys/net/core/" + n)
+		h.Sysctls = append(h.Sysctls, Sysctl{Name: "net.core." + n, Value: v, Error: e})
+	}
+	return h
+}
+
+func kernelAtLeast(release string, major, minor int) (bool, bool) {
+	var ma, mi int
+	if _, err := fmt.Sscanf(release, "%d.%d", &ma, &mi); err != nil {
+		return false, false
+	}
+	return ma > major || (ma == major && mi >= minor), true
+}
+
+func (c *collector) features(devs []string, release string) Features {
+	var f Features
+	byVersion := func(major, minor int, what string) Tri {
+		ok, known := kernelAtLeast(release, major, minor)
+		switch {
+		case !known:
+			return Tri{"unknown", "kernel version unreadable"}
+		case ok:
+			return Tri{"yes", fmt.Sprintf("by kernel version (%s >= %d.%d)", what, major, minor)}
+		}
+		return Tri{"no", fmt.Sprintf("by kernel version (%s needs %d.%d)", what, major, minor)}
+	}
+	f.ThreadedSysfs = Tri{"no", "no /sys/class/net/*/threaded"}
+	for _, d := range devs {
+		if c.fs.Exists("/sys/class/net/" + d + "/threaded") {
+			f.ThreadedSysfs = Tri{"yes", "/sys/class/net/" + d + "/threaded exists"}
+			break
+		}
+	}
+	switch {
+	case c.a.NAPIsError == "":
+		f.NAPIGet = Tri{"yes", fmt.Sprintf("netdev netlink napi-get answered (%d NAPI instances)", len(c.a.NAPIs))}
+	case c.a.NAPIsNoSup:
+		f.NAPIGet = Tri{"no", c.a.NAPIsError}
+	default:
+		f.NAPIGet = Tri{"unknown", c.a.NAPIsError}
+	}
+	var sawConfig, sawThreaded bool
+	for _, n := range c.a.NAPIs {
+		if n.DeferHardIRQs != nil || n.GROFlushTimeoutNS != nil {
+			sawConfig = true
+		}
+		if n.Threaded != nil {
+			sawThreaded = true
+		}
+	}
+	switch {
+	case sawConfig:
+		f.PerNAPIConfig = Tri{"yes", "napi-get reports defer-hard-irqs / gro-flush-timeout"}
+	case c.a.NAPIsError == "" && len(c.a.NAPIs) > 0:
+		f.PerNAPIConfig = Tri{"no", "napi-get answers without defer-hard-irqs / gro-flush-timeout"}
+	default:
+		f.PerNAPIConfig = byVersion(6, 13, "per-NAPI config")
+	}
+	switch {
+	case sawThreaded:
+		f.PerNAPIThreaded = Tri{"yes", "napi-get reports threaded per NAPI"}
+	case c.a.NAPIsError == "" && len(c.a.NAPIs) > 0:
+		f.PerNAPIThreaded = Tri{"no", "napi-get answers without a threaded attribute"}
+	default:
+		f.PerNAPIThreaded = byVersion(6, 17, "per-NAPI threaded")
+	}
+	f.BQLStallStats = Tri{"unknown", "no device with a byte_queue_limits directory"}
+	for _, d := range devs {
+		q := "/sys/class/net/" + d + "/queues/tx-0/byte_queue_limits"
+		if c.fs.IsDir(q) {
+			if c.fs.Exists(q + "/stall_thrs") {
+				f.BQLStallStats = Tri{"yes", q + "/stall_thrs exists"}
+			} else {
+				f.BQLStallStats = Tri{"no", q + " has no stall_thrs"}
+			}
+			break
+		}
+	}
+	return f
+}
+
+func (c *collector) cpus() CPUs {
+	var out CPUs
+	online, e := c.str("/sys/devices/system/cpu/online")
+	if e != "" {
+		out.Missing = append(out.Missing, "cpu/online: "+e)
+		return out
+	}
+	out.Online = online
+	list, err := cpumask.ParseList(online)
+	if err != nil {
+		out.Missing = append(out.Missing, "cpu/online: "+err.Error())
+		return out
+	}
+	out.Count = len(list)
+	for _, n := range list {
+		base := fmt.Sprintf("/sys/devices/system/cpu/cpu%d/cpufreq", n)
+		cpu := CPU{CPU: n}
+		if c.fs.IsDir(base) {
+			cpu.HasCpufreq = true
+			cpu.Governor, _ = c.str(base + "/scaling_governor")
+			cpu.Driver, _ = c.str(base + "/scaling_driver")
+			cpu.CurKHz = c.int64p(base + "/scaling_cur_freq")
+			cpu.MaxKHz = c.int64p(base + "/cpuinfo_max_freq")
+			cpu.MinKHz = c.int64p(base + "/cpuinfo_min_freq")
+		}
+		out.PerCPU = append(out.PerCPU, cpu)
+	}
+	return out
+}
+
+// ---- devices ----
+
+var (
+	reRootHub  = regexp.MustCompile(`^usb[0-9]+$`)
+	reUSBDev   = regexp.MustCompile(`^[0-9]+-[0-9.]+$`)
+	reUSBIface = regexp.MustCompile(`^[0-9]+-[0-9.]+:[0-9]+\.[0-9]+$`)
+)
+
+// usbnetMinidrivers are the drivers built on usbnet in 6.x kernels; used
+// when /sys/module/usbnet/holders cannot tell (usbnet built in).
+var usbnetMinidrivers = map[string]bool{
+	"asix": true, "ax88172a": true, "ax88179_178a": true, "aqc111": true, "cdc_eem": true,
+	"cdc_ether": true, "cdc_mbim": true, "cdc_ncm": true, "cdc_subset": true, "ch9200": true,
+	"cx82310_eth": true, "dm9601": true, "gl620a": true, "huawei_cdc_ncm": true, "int51x1": true,
+	"kalmia": true, "lg-vl600": true, "mcs7830": true, "net1080": true, "plusb": true,
+	"qmi_wwan": true, "rndis_host": true, "sierra_net": true, "smsc75xx": true, "smsc95xx": true,
+	"sr9700": true, "sr9800": true, "zaurus": true,
+}
+
+// chipsRefusingAffinity are interrupt chips (as in /sys/kernel/irq/N/chip_name)
+// whose affinity callback always fails, so the kernel's gate passes but
+// every write to smp_affinity answers EINVAL.
+var chipsRefusingAffinity = map[string]string{
+	"BRCM STB PCIe MSI": "the Broadcom STB PCIe MSI controller (Raspberry Pi 4) cannot steer MSIs: writes to smp_affinity answer EINVAL",
+}
+
+func (c *collector) device(name string) Device {
+	base := "/sys/class/net/" + name
+	d := Device{Name: name, NAPIs: []NAPI{}, Threads: []NAPIThread{}, IRQs: []IRQ{}}
+	if n := c.intp(base + "/ifindex"); n != nil {
+		d.Ifindex = *n
+	}
+	d.Bus = "virtual"
+	if c.fs.Exists(base + "/device") {
+		real, err := c.fs.RealPath(base + "/device")
+		if err == nil {
+			d.DevicePath = real
+			d.Bus = c.linkBase(real + "/subsystem")
+			d.Driver = c.linkBase(real + "/driver")
+			d.BusID = path.Base(real)
+		}
+	}
+	if d.Driver == "" {
+		if di, e := c.a.driver(name); e == "" {
+			d.Driver = di.Driver
+		}
+	}
+	if d.Driver == "" {
+		if ue, err := c.fs.ReadString(base + "/uevent"); err == nil {
+			for _, l := range strings.Split(ue, "\n") {
+				if v, ok := strings.CutPrefix(l, "DEVTYPE="); ok {
+					d.Driver = v
+				}
+			}
+		}
+	}
+	if d.Bus == "usb" {
+		d.USB = c.usb(d.DevicePath)
+	}
+	d.Link = c.link(name, d.Ifindex)
+	d.NAPISysfs = NAPISysfs{
+		Threaded:          c.rawOrErr(base + "/threaded"),
+		GROFlushTimeout:   c.rawOrErr(base + "/gro_flush_timeout"),
+		NAPIDeferHardIRQs: c.rawOrErr(base + "/napi_defer_hard_irqs"),
+	}
+	d.NAPIsKnown = c.a.NAPIsError == ""
+	d.NAPIs = c.napis(d.Ifindex)
+	if d.NAPISysfs.Threaded != "0" || !d.NAPIsKnown {
+		d.Threads = c.threadsOf(name)
+	}
+	d.Offloads = c.offloads(name)
+	d.RXQueues, d.TXQueues = c.queues(base)
+	d.IRQs = c.irqs(&d)
+	d.Stats = c.stats(base)
+	d.Datapath = c.datapath(&d)
+	return d
+}
+
+func (c *collector) rawOrErr(p string) string {
+	s, e := c.str(p)
+	if e != "" {
+		return "error: " + e
+	}
+	return s
+}
+
+func (c *collector) usb(ifacePath string) *USB {
+	u := &USB{Interface: path.Base(ifacePath)}
+	dev := ifacePath
+	if reUSBIface.MatchString(path.Base(dev)) {
+		dev = path.Dir(dev)
+	}
+	u.Path = path.Base(dev)
+	u.SpeedMbps, _ = c.str(dev + "/speed")
+	u.Version, _ = c.str(dev + "/version")
+	u.VendorID, _ = c.str(dev + "/idVendor")
+	u.ProductID, _ = c.str(dev + "/idProduct")
+	u.Manufacturer, _ = c.str(dev + "/manufacturer")
+	u.Product, _ = c.str(dev + "/product")
+	hub := dev
+	for hub != "/" && hub != "." && !reRootHub.MatchString(path.Base(hub)) {
+		hub = path.Dir(hub)
+	}
+	if hub == "/" || hub == "." {
+		return u
+	}
+	hc := path.Dir(hub)
+	u.HostController = HostController{
+		BusID: path.Base(hc), Path: hc,
+		Bus:    c.linkBase(hc + "/subsystem"),
+		Driver: c.linkBase(hc + "/driver"),
+	}
+	// Every device on every root hub of this controller shares its IRQ.
+	entries, _ := c.fs.ReadDir(hc)
+	for _, e := range entries {
+		if reRootHub.MatchString(e) {
+			c.usbWalk(hc+"/"+e, dev, &u.Neighbours, 0)
+		}
+	}
+	return u
+}
+
+func (c *collector) usbWalk(dir, self string, out *[]USBDevice, depth int) {
+	if depth > 7 {
+		return
+	}
+	entries, err := c.fs.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !reUSBDev.MatchString(e) {
+			continue
+		}
+		p := dir + "/" + e
+		if p != self {
+			ud := USBDevice{Path: e}
+			ud.Product, _ = c.str(p + "/product")
+			ud.Speed, _ = c.str(p + "/speed")
+			sub, _ := c.fs.ReadDir(p)
+			for _, s := range sub {
+				if reUSBIface.MatchString(s) {
+					if drv := c.linkBase(p + "/" + s + "/driver"); drv != "" && !contains(ud.Drivers, drv) {
+						ud.Drivers = append(ud.Drivers, drv)
+					}
+				}
+			}
+			if !isHub(ud.Drivers) {
+				*out = append(*out, ud)
+			}
+		}
+		c.usbWalk(p, self, out, depth+1)
+	}
+}
+
+func isHub(drivers []string) bool {
+	return len(drivers) == 1 && drivers[0] == "hub"
+}
+
+func (c *collector) link(name string, ifindex int) Link {
+	base := "/sys/class/net/" + name
+	l := Link{}
+	l.Operstate, _ = c.str(base + "/operstate")
+	if s, e := c.str(base + "/carrier"); e == "" {
+		v := s == "1"
+		l.Carrier = &v
+	}
+	if n := c.intp(base + "/speed"); n != nil && *n > 0 {
+		l.SpeedMbps = n
+	}
+	if s, e := c.str(base + "/duplex"); e == "" && s != "unknown" {
+		l.Duplex = s
+	}
+	l.MTU = c.intp(base + "/mtu")
+	l.TxQueueLen = c.intp(base + "/tx_queue_len")
+	if c.a.QdiscError != "" {
+		l.QdiscNote = "unknown: " + c.a.QdiscError
+	}
+	for _, q := range c.a.Qdiscs {
+		if q.Ifindex == ifindex && q.Root {
+			l.Qdisc = q.Kind
+		}
+	}
+	if l.Qdisc == "" && c.a.QdiscError == "" {
+		l.Qdisc = "noqueue"
+		l.QdiscNote = "no root qdisc"
+	}
+	return l
+}
+
+func (c *collector) napis(ifindex int) []NAPI {
+	out := []NAPI{}
+	for _, n := range c.a.NAPIs {
+		if n.Ifindex != ifindex {
+			continue
+		}
+		m := NAPI{
+			ID: n.ID, IRQ: n.IRQ, PID: n.PID, DeferHardIRQs: n.DeferHardIRQs,
+			GROFlushTimeoutNS: n.GROFlushTimeoutNS, IRQSuspendTimeoutNS: n.IRQSuspendTimeoutNS,
+		}
+		if n.Threaded != nil {
+			switch *n.Threaded {
+			case netdevnl.ThreadedDisabled:
+				m.Threaded = "disabled"
+			case netdevnl.ThreadedEnabled:
+				m.Threaded = "enabled"
+			case netdevnl.ThreadedBusyPoll:
+				m.Threaded = "busy-poll"
+			default:
+				m.Threaded = fmt.Sprintf("mode %d", *n.Threaded)
+			}
+		}
+		for _, q := range c.a.Queues {
+			if q.Ifindex == ifindex && q.NAPIID != nil && *q.NAPIID == n.ID {
+				if q.Type == "rx" {
+					m.RXQueues = append(m.RXQueues, q.ID)
+				} else if q.Type == "tx" {
+					m.TXQueues = append(m.TXQueues, q.ID)
+				}
+			}
+		}
+		if n.PID != nil {
+			m.Thread = c.thread(*n.PID)
+		}
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func (c *collector) thread(pid int) *NAPIThread {
+	b, err := c.fs.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	st, err := procfs.ParsePidStat(b)
+	if err != nil {
+		return nil
+	}
+	t := &NAPIThread{PID: pid, Comm: st.Comm, CPU: st.Processor, State: st.State}
+	if sb, err := c.fs.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		t.AllowedCPU = procfs.StatusField(sb, "Cpus_allowed_list")
+	}
+	return t
+}
+
+// threadsOf finds napi/<dev>-<id> kthreads by name. WireGuard's per-peer
+// NAPIs have no NAPI id, so napi-get never lists them: only their threads
+// show them. Kernel thread names are cut at 15 characters.
+func (c *collector) threadsOf(dev string) []NAPIThread {
+	if !c.scanned {
+		c.scanned = true
+		pids, _ := c.fs.ReadDir("/proc")
+		for _, p := range pids {
+			pid, err := strconv.Atoi(p)
+			if err != nil {
+				continue
+			}
+			comm, e := c.str(fmt.Sprintf("/proc/%d/comm", pid))
+			if e != "" || !strings.HasPrefix(comm, "napi/") {
+				continue
+			}
+			if t := c.thread(pid); t != nil {
+				c.threads = append(c.threads, *t)
+			}
+		}
+	}
+	prefix := "napi/" + dev + "-"
+	out := []NAPIThread{}
+	for _, t := range c.threads {
+		if strings.HasPrefix(t.Comm, prefix) || (len(t.Comm) == 15 && strings.HasPrefix(prefix, t.Comm)) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// offloadNames maps the short names inspect shows to kernel feature strings.
+var offloadNames = []struct{ short, kernel string }{
+	{"rx-gro", "rx-gro"},
+	{"rx-gro-hw", "rx-gro-hw"},
+	{"rx-gro-list", "rx-gro-list"},
+	{"rx-udp-gro-forwarding", "rx-udp-gro-forwarding"},
+	{"lro", "rx-lro"},
+	{"tso", "tx-tcp-segmentation"},
+	{"tso6", "tx-tcp6-segmentation"},
+	{"gso", "tx-generic-segmentation"},
+}
+
+func (c *collector) offloads(name string) []Offload {
+	feats, e := c.a.features(name)
+	out := []Offload{}
+	for _, o := range offloadNames {
+		off := Offload{Name: o.short, Kernel: o.kernel}
+		if e != "" {
+			off.Error = e
+		} else if f, ok := feats[o.kernel]; ok {
+			v := f.Active
+			off.Active, off.Fixed = &v, f.Fixed
+		} else {
+			off.Error = "not known to this kernel"
+		}
+		out = append(out, off)
+	}
+	return out
+}
+
+func queueIndex(name string) int {
+	_, n, _ := strings.Cut(name, "-")
+	i, _ := strconv.Atoi(n)
+	return i
+}
+
+func (c *collector) queues(base string) ([]RXQueue, []TXQueue) {
+	rx, tx := []RXQueue{}, []TXQueue{}
+	entries, err := c.fs.ReadDir(base + "/queues")
+	if err != nil {
+		return rx, tx
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i][:2] != entries[j][:2] {
+			return entries[i] < entries[j]
+		}
+		return queueIndex(entries[i]) < queueIndex(entries[j])
+	})
+	ntx := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e, "tx-") {
+			ntx++
+		}
+	}
+	for _, e := range entries {
+		q := base + "/queues/" + e
+		switch {
+		case strings.HasPrefix(e, "rx-"):
+			r := RXQueue{Name: e}
+			if s, er := c.str(q + "/rps_cpus"); er == "" {
+				r.RPSCPUs = s
+				if l, err := cpumask.ParseMask(s); err == nil {
+					r.RPSCPUList = cpumask.FormatList(l)
+				}
+			} else {
+				r.Error = "rps_cpus: " + er
+			}
+			r.RPSFlowCnt = c.intp(q + "/rps_flow_cnt")
+			rx = append(rx, r)
+		case strings.HasPrefix(e, "tx-"):
+			t := TXQueue{Name: e}
+			if s, er := c.str(q + "/xps_cpus"); er == "" {
+				t.XPSCPUs = s
+			} else if er == "ENOENT" && ntx == 1 && c.fs.Exists(q+"/xps_cpus") {
+				t.XPSNote = "not applicable: one TX queue"
+			} else if er == "missing" {
+				t.XPSNote = "not available (kernel without XPS)"
+			} else {
+				t.XPSNote = "unreadable: " + er
+			}
+			t.TxMaxRate = c.intp(q + "/tx_maxrate")
+			if bq := q + "/byte_queue_limits"; c.fs.IsDir(bq) {
+				t.BQL = &BQL{
+					Limit: c.int64p(bq + "/limit"), LimitMin: c.int64p(bq + "/limit_min"),
+					LimitMax: c.int64p(bq + "/limit_max"), Inflight: c.int64p(bq + "/inflight"),
+					HoldTime: c.int64p(bq + "/hold_time"), StallThrs: c.int64p(bq + "/stall_thrs"),
+					StallCnt: c.int64p(bq + "/stall_cnt"), StallMax: c.int64p(bq + "/stall_max"),
+				}
+			}
+			tx = append(tx, t)
+		}
+	}
+	return rx, tx
+}
+
+// irqs finds the interrupts that serve the device: the MSI vectors or legacy
+// line of the first device up its sysfs path that has any (for a USB NIC
+// that is its host controller), the IRQs NAPI instances name, and lines whose
+// handler is named after the interface.
+func (c *collector) irqs(d *Device) []IRQ {
+	type found struct {
+		n   int
+		via string
+	}
+	var list []found
+	seen := map[int]bool{}
+	add := func(n int, via string) {
+		if n > 0 && !seen[n] {
+			seen[n] = true
+			list = append(list, found{n, via})
+		}
+	}
+	if d.DevicePath != "" {
+		for dir := d.DevicePath; dir != "/sys/devices" && dir != "/" && dir != "."; dir = path.Dir(dir) {
+			what := path.Base(dir)
+			if d.USB != nil && dir == d.USB.HostController.Path {
+				what = "USB host controller " + what
+				if d.USB.HostController.Driver != "" {
+					what += " (" + d.USB.HostController.Driver + ")"
+				}
+			}
+			var nums []int
+			if ents, err := c.fs.ReadDir(dir + "/msi_irqs"); err == nil {
+				for _, e := range ents {
+					if n, err := strconv.Atoi(e); err == nil {
+						nums = append(nums, n)
+					}
+				}
+				sort.Ints(nums)
+				for _, n := range nums {
+					add(n, "MSI of "+what)
+				}
+			} else if n := c.intp(dir + "/irq"); n != nil && *n > 0 {
+				nums = append(nums, *n)
+				add(*n, "IRQ line of "+what)
+			}
+			if len(nums) > 0 {
+				break
+			}
+		}
+	}
+	for _, n := range d.NAPIs {
+		if n.IRQ != nil {
+			add(*n.IRQ, fmt.Sprintf("napi-get (NAPI %d)", n.ID))
+		}
+	}
+	if c.interrupts != nil {
+		for _, l := range c.interrupts.Lines {
+			for _, a := range l.Actions {
+				if a == d.Name || strings.HasPrefix(a, d.Name+"-") || strings.HasPrefix(a, d.Name+"@") {
+					add(l.Number, "handler named "+a)
+				}
+			}
+		}
+	}
+	out := []IRQ{}
+	for _, f := range list {
+		out = append(out, c.irq(f.n, f.via, d))
+	}
+	return out
+}
+
+func (c *collector) irq(n int, via string, d *Device) IRQ {
+	q := IRQ{Number: n, Via: via, Counts: []uint64{}, CountCPUs: []int{}}
+	sk := fmt.Sprintf("/sys/kernel/irq/%d", n)
+	q.Chip, _ = c.str(sk + "/chip_name")
+	if acts, e := c.str(sk + "/actions"); e == "" && acts != "" {
+		q.Actions = strings.Split(acts, ",")
+	}
+	if c.interrupts != nil {
+		if l := c.interrupts.Find(n); l != nil {
+			q.Counts = append(q.Counts, l.Counts...)
+			q.CountCPUs = append(q.CountCPUs, c.interrupts.CPUs[:len(l.Counts)]...)
+			if q.Actions == nil {
+				q.Actions = l.Actions
+			}
+			if q.Chip == "" {
+				q.Chip = l.Desc
+			}
+		}
+	}
+	for _, v := range q.Counts {
+		q.Total += v
+	}
+	pi := fmt.Sprintf("/proc/irq/%d", n)
+	q.SMPAffinity, _ = c.str(pi + "/smp_affinity")
+	q.SMPAffinityList, _ = c.str(pi + "/smp_affinity_list")
+	q.EffectiveAffinity, _ = c.str(pi + "/effective_affinity_list")
+	q.Changeable = c.changeable(n, q.Chip)
+	for _, a := range q.Actions {
+		if !strings.Contains(a, d.Name) && (d.BusID == "" || !strings.Contains(a, d.BusID)) &&
+			(d.USB == nil || a != d.USB.HostController.Driver) {
+			q.SharedWith = append(q.SharedWith, "handler "+a)
+		}
+	}
+	if d.USB != nil && strings.Contains(via, "host controller") {
+		for _, nb := range d.USB.Neighbours {
+			s := "USB " + nb.Path
+			if nb.Product != "" {
+				s += " " + nb.Product
+			}
+			if len(nb.Drivers) > 0 {
+				s += " (" + strings.Join(nb.Drivers, ", ") + ")"
+			}
+			q.SharedWith = append(q.SharedWith, s)
+		}
+	}
+	return q
+}
+
+func (c *collector) changeable(n int, chip string) Tri {
+	known, refuses := chipsRefusingAffinity[chip]
+	r := c.a.probeAffinity(n)
+	switch {
+	case r == probeNoFile:
+		return Tri{"no", fmt.Sprintf("no /proc/irq/%d/smp_affinity", n)}
+	case r == probeEIO:
+		return Tri{"no", "kernel refuses user affinity (per-CPU, managed, or chip cannot move it): probe write answered EIO"}
+	case refuses:
+		return Tri{"no", known}
+	case r == probeAccepted:
+		return Tri{"yes", "passes the kernel's user-affinity check (probe write, nothing changed)"}
+	case r == probeNotRoot:
+		return Tri{"unknown", "needs root to probe"}
+	case r == "":
+		return Tri{"unknown", "not probed in this snapshot"}
+	}
+	return Tri{"unknown", "probe: " + r}
+}
+
+func (c *collector) stats(base string) Stats {
+	s := base + "/statistics/"
+	return Stats{
+		RxPackets: c.uint64p(s + "rx_packets"), TxPackets: c.uint64p(s + "tx_packets"),
+		RxBytes: c.uint64p(s + "rx_bytes"), TxBytes: c.uint64p(s + "tx_bytes"),
+		RxDropped: c.uint64p(s + "rx_dropped"), TxDropped: c.uint64p(s + "tx_dropped"),
+		RxErrors: c.uint64p(s + "rx_errors"), TxErrors: c.uint64p(s + "tx_errors"),
+	}
+}
+
+// datapath classifies how received packets reach the stack.
+func (c *collector) datapath(d *Device) Datapath {
+	dp := Datapath{USBNet: Tri{"no", "not a USB device"}}
+	if d.Bus == "usb" {
+		switch {
+		case d.Driver == "":
+			dp.USBNet = Tri{"unknown", "no driver bound"}
+		case c.fs.Exists("/sys/module/usbnet/holders/" + d.Driver):
+			dp.USBNet = Tri{"yes", "module usbnet is held by " + d.Driver}
+		case usbnetMinidrivers[d.Driver]:
+			dp.USBNet = Tri{"yes", d.Driver + " is a usbnet minidriver"}
+		default:
+			dp.USBNet = Tri{"no", d.Driver + " is not on usbnet"}
+		}
+	}
+	gro := ""
+	for _, o := range d.Offloads {
+		if o.Name == "rx-gro" && o.Active != nil {
+			if *o.Active {
+				gro = " + GRO"
+			} else {
+				gro = ", GRO off"
+			}
+		}
+	}
+	threaded := d.NAPISysfs.Threaded == "1" || len(d.Threads) > 0
+	for _, n := range d.NAPIs {
+		if n.PID != nil {
+			threaded = true
+		}
+	}
+	mode := "softirq"
+	if threaded {
+		mode = "threaded"
+	}
+	switch {
+	case dp.USBNet.State == "yes":
+		dp.OwnNAPI = Tri{"no", "usbnet hands every packet to netif_rx()"}
+		dp.RXPath = "netif_rx backlog (usbnet: no NAPI, no GRO)"
+		dp.RXPathNote = "usbnet RX has no NAPI: rx_complete -> usbnet_bh -> rx_fixup -> netif_rx(); no GRO whatever ethtool says"
+	case len(d.NAPIs) > 0:
+		dp.OwnNAPI = Tri{"yes", fmt.Sprintf("%d NAPI instance(s) in napi-get", len(d.NAPIs))}
+		dp.RXPath = "NAPI" + gro + " (" + mode + ")"
+	case len(d.Threads) > 0:
+		dp.OwnNAPI = Tri{"yes", fmt.Sprintf("%d napi/%s-* kthread(s); no NAPI id, so napi-get does not list them", len(d.Threads), d.Name)}
+		dp.RXPath = "NAPI" + gro + " (" + mode + ")"
+	case d.NAPIsKnown:
+		dp.OwnNAPI = Tri{"no", "napi-get lists no NAPI for this device"}
+		dp.RXPath = "no NAPI registered"
+		dp.RXPathNote = "packets reach the stack through netif_rx() and the per-CPU backlog, or the device is down"
+		if d.Driver == "veth" {
+			dp.RXPathNote = "veth without NAPI hands packets to netif_rx(); it registers NAPI only with GRO or XDP on (and the link up)"
+		}
+	default:
+		dp.OwnNAPI = Tri{"unknown", "napi-get unavailable: " + c.a.NAPIsError}
+		dp.RXPath = "unknown (napi-get unavailable)"
+	}
+	return dp
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
