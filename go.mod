@@ -1,6 +1,6 @@
 module github.com/wirespeed/wirespeed
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/cilium/ebpf v0.22.0 // indirect

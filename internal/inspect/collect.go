@@ -184,9 +184,16 @@ func (c *collector) host(devs []string) Host {
 	} else {
 		h.Notes = append(h.Notes, "softnet_stat: "+errName(err))
 	}
+	hidden := 0
 	for _, n := range sysctlNames {
 		v, e := c.str("/proc/sys/net/core/" + n)
+		if e == "ENOENT" || e == "missing" {
+			hidden++
+		}
 		h.Sysctls = append(h.Sysctls, Sysctl{Name: "net.core." + n, Value: v, Error: e})
+	}
+	if hidden > 0 && c.fs.IsDir("/proc/sys/net/core") {
+		h.Notes = append(h.Notes, fmt.Sprintf("%d net.core sysctls are missing: most are global and visible only from the initial network namespace", hidden))
 	}
 	return h
 }
@@ -342,6 +349,9 @@ func (c *collector) device(name string) Device {
 		if di, e := c.a.driver(name); e == "" {
 			d.Driver = di.Driver
 		}
+	}
+	if d.Driver == "" && name == "lo" {
+		d.Driver = "loopback"
 	}
 	if d.Driver == "" {
 		if ue, err := c.fs.ReadString(base + "/uevent"); err == nil {
@@ -769,6 +779,9 @@ func (c *collector) irq(n int, via string, d *Device) IRQ {
 		}
 	}
 	if d.USB != nil && strings.Contains(via, "host controller") {
+		if len(d.USB.Neighbours) == 0 {
+			q.SharedWith = append(q.SharedWith, "every USB device on this controller (none other attached now)")
+		}
 		for _, nb := range d.USB.Neighbours {
 			s := "USB " + nb.Path
 			if nb.Product != "" {
@@ -849,6 +862,9 @@ func (c *collector) datapath(d *Device) Datapath {
 		mode = "threaded"
 	}
 	switch {
+	case d.Driver == "loopback":
+		dp.OwnNAPI = Tri{"no", "loopback hands packets to netif_rx()"}
+		dp.RXPath = "netif_rx backlog (loopback)"
 	case dp.USBNet.State == "yes":
 		dp.OwnNAPI = Tri{"no", "usbnet hands every packet to netif_rx()"}
 		dp.RXPath = "netif_rx backlog (usbnet: no NAPI, no GRO)"

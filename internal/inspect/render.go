@@ -3,9 +3,12 @@ package inspect
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/wirespeed/wirespeed/internal/procfs"
 )
 
 // WriteText prints the snapshot for a person: the host first, then one
@@ -69,14 +72,44 @@ func (p *printer) host(h *Host) {
 		sc = append(sc, strings.TrimPrefix(s.Name, "net.core.")+"="+v)
 	}
 	p.kv("sysctl", "%s", wrap(sc, 90, 13))
-	if len(h.Softnet) > 0 {
-		p.kv("softnet", "%s", "cpu  processed  dropped  squeezed  rps  flow_limit  backlog")
-		for _, r := range h.Softnet {
-			p.kv("", "%3d %10d %8d %9d %4d %11d %8d", r.CPU, r.Processed, r.Dropped, r.TimeSqueeze, r.ReceivedRPS, r.FlowLimitCount, r.BacklogLen)
-		}
-	}
+	p.softnet(h.Softnet)
 	for _, n := range h.Notes {
 		p.kv("note", "%s", n)
+	}
+}
+
+// softnet prints one row per CPU on small hosts; on big ones the totals,
+// the busiest CPUs and every CPU that dropped or squeezed.
+func (p *printer) softnet(rows []procfs.SoftnetCPU) {
+	if len(rows) == 0 {
+		return
+	}
+	head := "cpu  processed  dropped  squeezed  rps  flow_limit  backlog"
+	row := func(r procfs.SoftnetCPU) {
+		p.kv("", "%3d %10d %8d %9d %4d %11d %8d", r.CPU, r.Processed, r.Dropped, r.TimeSqueeze, r.ReceivedRPS, r.FlowLimitCount, r.BacklogLen)
+	}
+	if len(rows) <= 8 {
+		p.kv("softnet", "%s", head)
+		for _, r := range rows {
+			row(r)
+		}
+		return
+	}
+	var tot procfs.SoftnetCPU
+	for _, r := range rows {
+		tot.Processed += r.Processed
+		tot.Dropped += r.Dropped
+		tot.TimeSqueeze += r.TimeSqueeze
+	}
+	p.kv("softnet", "%d CPUs: processed %d, dropped %d, squeezed %d (busiest and troubled CPUs below; all in --json)",
+		len(rows), tot.Processed, tot.Dropped, tot.TimeSqueeze)
+	sorted := append([]procfs.SoftnetCPU(nil), rows...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Processed > sorted[j].Processed })
+	p.kv("", "%s", head)
+	for i, r := range sorted {
+		if i < 4 || r.Dropped > 0 || r.TimeSqueeze > 0 {
+			row(r)
+		}
 	}
 }
 

@@ -1,0 +1,50 @@
+# wirespeed - see README.md. Targets:
+#   make setup   install what the project needs on a fresh Debian machine, then build
+#   make build   the static binary ./wirespeed (CGO off)
+#   make test    unit tests, plus root integration tests when run as root
+#   make check   gofmt + go vet + tests
+#   make cross   static binaries for amd64 and arm64 into dist/
+#   make bpf     regenerate the committed eBPF objects with Debian's clang
+
+GO       ?= go
+VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X github.com/wirespeed/wirespeed/internal/cli.Version=$(VERSION)
+APT_PKGS := iperf3 ethtool iproute2 iputils-ping clang llvm libbpf-dev bpftool bpftrace git ca-certificates
+# Tests run one package at a time: the root integration tests build network
+# namespaces and load eBPF programs, and their traffic should not compete.
+TESTFLAGS ?= -count=1 -p 1 -timeout 30m
+
+export CGO_ENABLED = 0
+
+.PHONY: all setup build test check cross bpf clean
+
+all: build
+
+setup:
+	@if [ "$$(id -u)" != 0 ]; then echo "make setup installs packages: run it as root" >&2; exit 1; fi
+	DEBIAN_FRONTEND=noninteractive apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(APT_PKGS)
+	@command -v $(GO) >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q golang-go
+	$(MAKE) build
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o wirespeed ./cmd/wirespeed
+
+test:
+	$(GO) test $(TESTFLAGS) ./...
+
+check:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting" >&2; exit 1; }
+	$(GO) vet ./...
+	$(MAKE) test
+
+cross:
+	mkdir -p dist
+	GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/wirespeed-linux-amd64 ./cmd/wirespeed
+	GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/wirespeed-linux-arm64 ./cmd/wirespeed
+
+bpf:
+	$(GO) generate ./internal/observe/...
+
+clean:
+	rm -rf wirespeed dist

@@ -1,0 +1,279 @@
+package inspect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/wirespeed/wirespeed/internal/hostfs"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const fixtures = "../../testdata/snapshots"
+
+// fromFixture collects a snapshot fixture as `inspect --from` does.
+func fromFixture(t *testing.T, name string, ifaces ...string) *Snapshot {
+	t.Helper()
+	s, err := hostfs.OpenSnapshot(filepath.Join(fixtures, name+".tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	a, err := ReplayAnswers(s.Answers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Collect(context.Background(), Options{FS: s.FS, Answers: a, Ifaces: ifaces})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.Source = Source{Kind: "snapshot", File: name + ".tar.gz", Root: a.Euid == 0,
+		Captured: s.Meta.Created.UTC().Format(time.RFC3339)}
+	return snap
+}
+
+var fixtureNames = []string{"rpi4-ax88179", "wg-gateway-16", "firecracker-host", "firecracker-veth-threaded"}
+
+// TestGolden compares the text and JSON output of every fixture with the
+// reviewed golden files (go test ./internal/inspect -update rewrites them).
+func TestGolden(t *testing.T) {
+	for _, name := range fixtureNames {
+		t.Run(name, func(t *testing.T) {
+			snap := fromFixture(t, name)
+			var txt bytes.Buffer
+			if err := WriteText(&txt, snap); err != nil {
+				t.Fatal(err)
+			}
+			js, err := json.MarshalIndent(snap, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for ext, got := range map[string][]byte{".txt": txt.Bytes(), ".json": append(js, '\n')} {
+				p := filepath.Join("testdata/golden", name+ext)
+				if *update {
+					if err := os.WriteFile(p, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatalf("%v (run go test ./internal/inspect -update)", err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s differs from %s:\n%s", name+ext, p, firstDiff(string(want), string(got)))
+				}
+			}
+		})
+	}
+}
+
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			return "line " + strconv.Itoa(i+1) + ":\n  want: " + a + "\n  got:  " + b
+		}
+	}
+	return "(same lines)"
+}
+
+func schema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	sch, err := c.Compile("../../docs/inspect.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
+
+func validate(t *testing.T, sch *jsonschema.Schema, snap *Snapshot) error {
+	t.Helper()
+	b, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch.Validate(inst)
+}
+
+func TestSchemaValidates(t *testing.T) {
+	sch := schema(t)
+	for _, name := range fixtureNames {
+		if err := validate(t, sch, fromFixture(t, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	live, err := Collect(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validate(t, sch, live); err != nil {
+		t.Errorf("live: %v", err)
+	}
+	// The schema must be able to say no.
+	bad := fromFixture(t, "rpi4-ax88179")
+	bad.Devices[0].Datapath.USBNet.State = "maybe"
+	if validate(t, sch, bad) == nil {
+		t.Error("schema accepted a tri-state of \"maybe\"")
+	}
+	bad = fromFixture(t, "rpi4-ax88179")
+	bad.Schema = "wirespeed.inspect/v0"
+	if validate(t, sch, bad) == nil {
+		t.Error("schema accepted another schema version")
+	}
+}
+
+func device(t *testing.T, s *Snapshot, name string) *Device {
+	t.Helper()
+	for i := range s.Devices {
+		if s.Devices[i].Name == name {
+			return &s.Devices[i]
+		}
+	}
+	t.Fatalf("no device %s", name)
+	return nil
+}
+
+// The Raspberry Pi 4 of seed 003: ax88179 on usbnet, xHCI MSI stuck on
+// CPU0, RPS set, XPS impossible on its one TX queue.
+func TestRPi4Facts(t *testing.T) {
+	s := fromFixture(t, "rpi4-ax88179")
+	if s.Host.Features.NAPIGet.State != "no" || s.Host.Features.BQLStallStats.State != "no" || s.Host.Features.ThreadedSysfs.State != "yes" {
+		t.Errorf("5.15 features = %+v", s.Host.Features)
+	}
+	d := device(t, s, "eth1")
+	if d.Bus != "usb" || d.Driver != "ax88179_178a" || d.USB == nil {
+		t.Fatalf("eth1 identity = %s/%s usb=%v", d.Bus, d.Driver, d.USB)
+	}
+	if d.USB.SpeedMbps != "5000" || d.USB.VendorID != "0b95" || d.USB.HostController.BusID != "0000:01:00.0" || d.USB.HostController.Driver != "xhci_hcd" {
+		t.Errorf("usb = %+v", d.USB)
+	}
+	if d.Datapath.USBNet.State != "yes" || !strings.HasPrefix(d.Datapath.RXPath, "netif_rx backlog") {
+		t.Errorf("datapath = %+v", d.Datapath)
+	}
+	if len(d.IRQs) != 1 || d.IRQs[0].Number != 46 || d.IRQs[0].Changeable.State != "no" || d.IRQs[0].Counts[0] != 668625 {
+		t.Fatalf("irqs = %+v", d.IRQs)
+	}
+	if !strings.Contains(d.IRQs[0].Via, "host controller") {
+		t.Errorf("irq 46 found via %q", d.IRQs[0].Via)
+	}
+	if d.RXQueues[0].RPSCPUList != "0-3" {
+		t.Errorf("rps = %+v", d.RXQueues[0])
+	}
+	if d.TXQueues[0].XPSNote != "not applicable: one TX queue" {
+		t.Errorf("xps = %+v", d.TXQueues[0])
+	}
+	// The GIC interrupts of the built-in port can move.
+	e := device(t, s, "eth0")
+	if len(e.IRQs) != 2 || e.IRQs[0].Changeable.State != "yes" || e.IRQs[0].SMPAffinityList != "1" {
+		t.Errorf("eth0 irqs = %+v", e.IRQs)
+	}
+}
+
+// The WireGuard gateway of seed 002: per-peer NAPIs have no id, so only
+// their threads show them.
+func TestWireGuardThreads(t *testing.T) {
+	s := fromFixture(t, "wg-gateway-16", "wg0", "wg15")
+	if len(s.Devices) != 2 {
+		t.Fatalf("devices = %d", len(s.Devices))
+	}
+	for _, d := range s.Devices {
+		if d.Driver != "wireguard" || len(d.NAPIs) != 0 || len(d.Threads) != 1 {
+			t.Errorf("%s: driver %q napis %d threads %d", d.Name, d.Driver, len(d.NAPIs), len(d.Threads))
+			continue
+		}
+		if d.Threads[0].Comm != "napi/"+d.Name+"-0" || d.Datapath.RXPath != "NAPI + GRO (threaded)" {
+			t.Errorf("%s: %+v %q", d.Name, d.Threads[0], d.Datapath.RXPath)
+		}
+	}
+	if d := device(t, s, "wg15"); d.Threads[0].CPU != 30 {
+		t.Errorf("wg15 thread CPU = %d", d.Threads[0].CPU)
+	}
+}
+
+// The veth captured here in a namespace: GRO on, threaded, RPS on 0-1.
+func TestVethThreadedFixture(t *testing.T) {
+	s := fromFixture(t, "firecracker-veth-threaded", "ws-fx1")
+	d := &s.Devices[0]
+	if len(d.NAPIs) != 1 || d.NAPIs[0].Thread == nil || !strings.HasPrefix(d.NAPIs[0].Thread.Comm, "napi/ws-fx1-") {
+		t.Fatalf("napis = %+v", d.NAPIs)
+	}
+	if d.Datapath.RXPath != "NAPI + GRO (threaded)" || d.RXQueues[0].RPSCPUList != "0-1" {
+		t.Errorf("path %q rps %q", d.Datapath.RXPath, d.RXQueues[0].RPSCPUList)
+	}
+}
+
+func TestUnknownInterface(t *testing.T) {
+	s, err := hostfs.OpenSnapshot(filepath.Join(fixtures, "rpi4-ax88179.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a, _ := ReplayAnswers(s.Answers)
+	_, err = Collect(context.Background(), Options{FS: s.FS, Answers: a, Ifaces: []string{"wlan0"}})
+	if !errors.Is(err, ErrUnknownInterface) || !strings.Contains(err.Error(), "eth0, eth1, lo") || !strings.Contains(err.Error(), "wlan0") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// Live capture -> snapshot -> replay gives the same result, as whoever runs
+// the test (as non-root the affinity probe is recorded as not done).
+func TestLiveRoundTrip(t *testing.T) {
+	live := hostfs.Live()
+	rec := hostfs.NewRecorder()
+	live.Record(rec)
+	a := LiveAnswers(live)
+	snap1, err := Collect(context.Background(), Options{FS: live, Answers: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "live.tar.gz")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hostfs.WriteSnapshot(f, rec, hostfs.Meta{Created: time.Now()}, a); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s, err := hostfs.OpenSnapshot(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a2, err := ReplayAnswers(s.Answers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap2, err := Collect(context.Background(), Options{FS: s.FS, Answers: a2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j1, _ := json.MarshalIndent(snap1, "", " ")
+	j2, _ := json.MarshalIndent(snap2, "", " ")
+	if !bytes.Equal(j1, j2) {
+		t.Errorf("replay differs from live:\n%s", firstDiff(string(j1), string(j2)))
+	}
+}
