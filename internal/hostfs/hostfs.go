@@ -39,6 +39,14 @@ func Dir(root string) *FS { return &FS{Root: root} }
 // written to by probes that need it).
 func (f *FS) IsLive() bool { return f.live }
 
+// Quiet returns a view of the same root that records nothing: for scans
+// (every process's comm) whose misses should not end up in a snapshot.
+func (f *FS) Quiet() *FS {
+	q := *f
+	q.rec = nil
+	return &q
+}
+
 // Record attaches a recorder; every later read is recorded in it.
 func (f *FS) Record(r *Recorder) { f.rec = r }
 

@@ -564,8 +564,14 @@ func (c *collector) threadsOf(dev string) []NAPIThread {
 			if err != nil {
 				continue
 			}
-			comm, e := c.str(fmt.Sprintf("/proc/%d/comm", pid))
-			if e != "" || !strings.HasPrefix(comm, "napi/") {
+			// Look at every comm without recording it (a snapshot should
+			// not list the host's processes); record the napi ones.
+			p := fmt.Sprintf("/proc/%d/comm", pid)
+			comm, err := c.fs.Quiet().ReadString(p)
+			if err != nil || !strings.HasPrefix(comm, "napi/") {
+				continue
+			}
+			if _, e := c.str(p); e != "" {
 				continue
 			}
 			if t := c.thread(pid); t != nil {
