@@ -36,6 +36,7 @@ test:
 check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting" >&2; exit 1; }
 	$(GO) vet ./...
+	GOARCH=arm64 $(GO) build -o /dev/null ./cmd/wirespeed
 	$(MAKE) test
 
 cross:

@@ -44,6 +44,23 @@ func Collect(ctx context.Context, opts Options) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing network devices: %w", err)
 	}
+	if !f.IsLive() {
+		// A snapshot lists every device of its host but holds only those
+		// it inspected.
+		var captured []string
+		for _, n := range names {
+			if f.Exists("/sys/class/net/" + n + "/ifindex") {
+				captured = append(captured, n)
+			}
+		}
+		for _, n := range opts.Ifaces {
+			if contains(names, n) && !contains(captured, n) {
+				return nil, fmt.Errorf("%w %q: the snapshot's host had it but it was not captured (captured: %s)",
+					ErrUnknownInterface, n, strings.Join(captured, ", "))
+			}
+		}
+		names = captured
+	}
 	want := names
 	if len(opts.Ifaces) > 0 {
 		want = nil

@@ -277,3 +277,40 @@ func TestLiveRoundTrip(t *testing.T) {
 		t.Errorf("replay differs from live:\n%s", firstDiff(string(j1), string(j2)))
 	}
 }
+
+func TestSnapshotOfSomeDevices(t *testing.T) {
+	live := hostfs.Live()
+	rec := hostfs.NewRecorder()
+	live.Record(rec)
+	a := LiveAnswers(live)
+	if _, err := Collect(context.Background(), Options{FS: live, Answers: a, Ifaces: []string{"lo"}}); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "lo.tar.gz")
+	f, _ := os.Create(p)
+	if err := hostfs.WriteSnapshot(f, rec, hostfs.Meta{Created: time.Now()}, a); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s, err := hostfs.OpenSnapshot(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a2, _ := ReplayAnswers(s.Answers)
+	all, err := Collect(context.Background(), Options{FS: s.FS, Answers: a2})
+	if err != nil || len(all.Devices) != 1 || all.Devices[0].Name != "lo" {
+		t.Fatalf("snapshot of lo shows %v (%v)", all, err)
+	}
+	names, _ := live.ReadDir("/sys/class/net")
+	for _, n := range names {
+		if n == "lo" {
+			continue
+		}
+		_, err := Collect(context.Background(), Options{FS: s.FS, Answers: a2, Ifaces: []string{n}})
+		if !errors.Is(err, ErrUnknownInterface) || !strings.Contains(err.Error(), "not captured") {
+			t.Errorf("asking the lo snapshot for %s: %v", n, err)
+		}
+		break
+	}
+}
