@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/testnet"
 )
 
 // gstrings builds a struct ethtool_gstrings answer for names.
@@ -219,7 +221,7 @@ func parseEthtoolK(t *testing.T, out string) map[string]ethtoolLine {
 // compareWithEthtool checks Features(dev) against `ethtool -k dev` run in
 // the same namespace (ns, or the caller's own if ns is nil) and returns our
 // result.
-func compareWithEthtool(t *testing.T, ns *testNetns, dev string) map[string]Feature {
+func compareWithEthtool(t *testing.T, ns *testnet.NS, dev string) map[string]Feature {
 	t.Helper()
 	var got map[string]Feature
 	var err error
@@ -236,8 +238,8 @@ func compareWithEthtool(t *testing.T, ns *testNetns, dev string) map[string]Feat
 		}
 		out = string(b)
 	} else {
-		ns.do(t, func() { got, err = Features(dev) })
-		out = ns.run(t, "ethtool", "-k", dev)
+		ns.Do(t, func() { got, err = Features(dev) })
+		out = ns.Run(t, "ethtool", "-k", dev)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -278,17 +280,17 @@ func compareWithEthtool(t *testing.T, ns *testNetns, dev string) map[string]Feat
 }
 
 func TestVethFeaturesMatchEthtool(t *testing.T) {
-	ns := newTestNetns(t)
-	if _, err := lookPathEthtool(); err != nil {
+	ns := testnet.New(t)
+	if _, err := exec.LookPath("ethtool"); err != nil {
 		t.Skipf("needs ethtool(8): %v", err)
 	}
-	a, b := ns.addVeth(t)
+	a, b := ns.AddVeth(t)
 
 	for _, dev := range []string{"lo", a, b} {
 		compareWithEthtool(t, ns, dev)
 	}
 
-	ns.run(t, "ethtool", "-K", a, "gro", "on", "rx-gro-list", "on", "gso", "off")
+	ns.Run(t, "ethtool", "-K", a, "gro", "on", "rx-gro-list", "on", "gso", "off")
 	f := compareWithEthtool(t, ns, a)
 	if !f[RxGRO].Active || !f[RxGROList].Active || f[TxGSO].Active {
 		t.Errorf("after -K gro on rx-gro-list on gso off: %+v %+v %+v", f[RxGRO], f[RxGROList], f[TxGSO])
@@ -296,7 +298,7 @@ func TestVethFeaturesMatchEthtool(t *testing.T) {
 
 	// TSO depends on scatter-gather: with sg off, tso stays requested but
 	// becomes inactive.
-	ns.run(t, "ethtool", "-K", a, "tso", "on", "sg", "off")
+	ns.Run(t, "ethtool", "-K", a, "tso", "on", "sg", "off")
 	f = compareWithEthtool(t, ns, a)
 	if tso := f[TxTSO]; tso.Active || !tso.Requested || tso.Fixed {
 		t.Errorf("tso with sg off = %+v, want requested, inactive, not fixed", tso)
@@ -306,7 +308,7 @@ func TestVethFeaturesMatchEthtool(t *testing.T) {
 // TestHostDevicesMatchEthtool compares every device of the caller's
 // namespace with `ethtool -k` (read only; no privileges needed).
 func TestHostDevicesMatchEthtool(t *testing.T) {
-	if _, err := lookPathEthtool(); err != nil {
+	if _, err := exec.LookPath("ethtool"); err != nil {
 		t.Skipf("needs ethtool(8): %v", err)
 	}
 	ifs, err := net.Interfaces()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"github.com/mdlayher/netlink"
 	"github.com/mdlayher/netlink/nltest"
 	"golang.org/x/sys/unix"
+
+	"github.com/wirespeed/wirespeed/internal/testnet"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -283,9 +286,9 @@ func findNAPI(napis []NAPI, ifindex int) *NAPI {
 }
 
 func TestVethNAPI(t *testing.T) {
-	ns := newTestNetns(t)
-	a, _ := ns.addVeth(t)
-	ifindex, err := strconv.Atoi(ns.run(t, "cat", "/sys/class/net/"+a+"/ifindex"))
+	ns := testnet.New(t)
+	a, _ := ns.AddVeth(t)
+	ifindex, err := strconv.Atoi(ns.Run(t, "cat", "/sys/class/net/"+a+"/ifindex"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +297,7 @@ func TestVethNAPI(t *testing.T) {
 		var napis []NAPI
 		var queues []Queue
 		var err error
-		ns.do(t, func() {
+		ns.Do(t, func() {
 			napis, err = DumpNAPIs()
 			if err == nil {
 				queues, err = DumpQueues()
@@ -358,8 +361,8 @@ func TestVethNAPI(t *testing.T) {
 	// Device-wide sysfs knobs are copied into each NAPI's config (6.13+);
 	// a value above 2^32 makes the kernel send gro-flush-timeout as 8 bytes.
 	if n.GROFlushTimeoutNS != nil {
-		ns.run(t, "sh", "-c", "echo 5000000000 > /sys/class/net/"+a+"/gro_flush_timeout")
-		ns.run(t, "sh", "-c", "echo 3 > /sys/class/net/"+a+"/napi_defer_hard_irqs")
+		ns.Run(t, "sh", "-c", "echo 5000000000 > /sys/class/net/"+a+"/gro_flush_timeout")
+		ns.Run(t, "sh", "-c", "echo 3 > /sys/class/net/"+a+"/napi_defer_hard_irqs")
 		napis, _, err = dump()
 		if err != nil {
 			t.Fatal(err)
@@ -377,7 +380,7 @@ func TestVethNAPI(t *testing.T) {
 	}
 
 	// Threaded NAPI: a kthread "napi/<dev>-<id>" serves it.
-	ns.run(t, "sh", "-c", "echo 1 > /sys/class/net/"+a+"/threaded")
+	ns.Run(t, "sh", "-c", "echo 1 > /sys/class/net/"+a+"/threaded")
 	napis, _, err = dump()
 	if err != nil {
 		t.Fatal(err)
@@ -405,14 +408,14 @@ func TestVethNAPI(t *testing.T) {
 
 // setGRO enables GRO on dev with ethtool(8) and waits until the kernel
 // reports it active.
-func setGRO(t *testing.T, ns *testNetns, dev string) {
+func setGRO(t *testing.T, ns *testnet.NS, dev string) {
 	t.Helper()
-	if _, err := lookPathEthtool(); err != nil {
+	if _, err := exec.LookPath("ethtool"); err != nil {
 		t.Skipf("needs ethtool(8): %v", err)
 	}
-	ns.run(t, "ethtool", "-K", dev, "gro", "on")
+	ns.Run(t, "ethtool", "-K", dev, "gro", "on")
 	deadline := time.Now().Add(2 * time.Second)
-	for !strings.Contains(ns.run(t, "ethtool", "-k", dev), "generic-receive-offload: on") {
+	for !strings.Contains(ns.Run(t, "ethtool", "-k", dev), "generic-receive-offload: on") {
 		if time.Now().After(deadline) {
 			t.Fatalf("GRO did not turn on for %s", dev)
 		}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/mdlayher/netlink"
+
+	"github.com/wirespeed/wirespeed/internal/testnet"
 )
 
 // rtmNewQdisc builds an RTM_NEWQDISC payload: struct tcmsg + attributes.
@@ -123,10 +125,10 @@ func TestHostDump(t *testing.T) {
 
 // tcQdiscs parses `tc qdisc show` into "ifindex kind handle parent"
 // strings, using ifindexes to map device names.
-func tcQdiscs(t *testing.T, ns *testNetns, ifindexes map[string]string) []string {
+func tcQdiscs(t *testing.T, ns *testnet.NS, ifindexes map[string]string) []string {
 	t.Helper()
 	var out []string
-	for _, line := range strings.Split(ns.run(t, "tc", "qdisc", "show"), "\n") {
+	for _, line := range strings.Split(ns.Run(t, "tc", "qdisc", "show"), "\n") {
 		f := strings.Fields(line)
 		// qdisc KIND HANDLE dev DEV (root|parent P) ...
 		if len(f) < 6 || f[0] != "qdisc" || f[3] != "dev" {
@@ -147,25 +149,25 @@ func tcQdiscs(t *testing.T, ns *testNetns, ifindexes map[string]string) []string
 }
 
 func TestVethQdiscsMatchTc(t *testing.T) {
-	ns := newTestNetns(t)
+	ns := testnet.New(t)
 	if _, err := exec.LookPath("tc"); err != nil {
 		t.Skipf("needs tc(8): %v", err)
 	}
-	a, b := vethNames(t)
-	ns.run(t, "ip", "link", "add", a, "numtxqueues", "2", "type", "veth", "peer", "name", b)
-	ns.run(t, "ip", "link", "set", a, "up")
-	ns.run(t, "ip", "link", "set", b, "up")
-	ns.run(t, "ip", "link", "set", "lo", "up")
+	a, b := testnet.VethNames(t)
+	ns.Run(t, "ip", "link", "add", a, "numtxqueues", "2", "type", "veth", "peer", "name", b)
+	ns.Run(t, "ip", "link", "set", a, "up")
+	ns.Run(t, "ip", "link", "set", b, "up")
+	ns.Run(t, "ip", "link", "set", "lo", "up")
 	ifindexes := map[string]string{}
 	for _, dev := range []string{"lo", a, b} {
-		ifindexes[dev] = ns.run(t, "cat", "/sys/class/net/"+dev+"/ifindex")
+		ifindexes[dev] = ns.Run(t, "cat", "/sys/class/net/"+dev+"/ifindex")
 	}
 
 	check := func(stage string) []Qdisc {
 		t.Helper()
 		var qs []Qdisc
 		var err error
-		ns.do(t, func() { qs, err = DumpQdiscs() })
+		ns.Do(t, func() { qs, err = DumpQdiscs() })
 		if err != nil {
 			t.Fatalf("%s: %v", stage, err)
 		}
@@ -200,13 +202,13 @@ func TestVethQdiscsMatchTc(t *testing.T) {
 	// fq_codel is the interesting one, but kernels may lack it
 	// (CONFIG_NET_SCH_FQ_CODEL=n on the test VM); htb is the fallback.
 	rootKind := "fq_codel"
-	if out, err := exec.Command("ip", "netns", "exec", ns.name, "tc", "qdisc", "add", "dev", a, "root", "handle", "8001:", rootKind).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ip", "netns", "exec", ns.Name, "tc", "qdisc", "add", "dev", a, "root", "handle", "8001:", rootKind).CombinedOutput(); err != nil {
 		t.Logf("tc qdisc add fq_codel: %v: %s; using htb", err, out)
 		rootKind = "htb"
-		ns.run(t, "tc", "qdisc", "add", "dev", a, "root", "handle", "8001:", rootKind)
+		ns.Run(t, "tc", "qdisc", "add", "dev", a, "root", "handle", "8001:", rootKind)
 	}
-	ns.run(t, "tc", "qdisc", "add", "dev", b, "root", "handle", "1:", "mq")
-	ns.run(t, "tc", "qdisc", "add", "dev", b, "clsact")
+	ns.Run(t, "tc", "qdisc", "add", "dev", b, "root", "handle", "1:", "mq")
+	ns.Run(t, "tc", "qdisc", "add", "dev", b, "clsact")
 	qs = check(rootKind + ", mq, clsact")
 	if r := root(qs, a); r == nil || r.Kind != rootKind || r.Handle != "8001:" || r.Parent != "root" {
 		t.Errorf("root qdisc of %s = %+v, want %s 8001:", a, r, rootKind)

@@ -1,0 +1,117 @@
+// Package testnet gives root integration tests a network namespace of their
+// own ("ws-t<pid>-<n>", removed with everything in it when the test ends)
+// and a veth pair in it. It is imported only by tests.
+package testnet
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// NS is a named network namespace ("ws-t<pid>-<n>") created for one
+// test and deleted (with every device in it) in t.Cleanup.
+type NS struct {
+	Name string
+}
+
+var netnsSeq atomic.Int32
+
+func NeedRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates a network namespace and a veth pair")
+	}
+	for _, tool := range []string{"ip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs root and %s(8): %v", tool, err)
+		}
+	}
+}
+
+func New(t *testing.T) *NS {
+	t.Helper()
+	NeedRoot(t)
+	ns := &NS{Name: fmt.Sprintf("ws-t%d-%d", os.Getpid(), netnsSeq.Add(1))}
+	if out, err := exec.Command("ip", "netns", "add", ns.Name).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add %s: %v: %s", ns.Name, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("ip", "netns", "del", ns.Name).CombinedOutput(); err != nil {
+			t.Errorf("ip netns del %s: %v: %s", ns.Name, err, out)
+		}
+	})
+	return ns
+}
+
+// VethNames returns names for a veth pair unique to this test process.
+func VethNames(t *testing.T) (string, string) {
+	p := fmt.Sprintf("ws-t%d", os.Getpid())
+	return p + "a", p + "b"
+}
+
+// Run runs a command inside the namespace and returns its trimmed stdout.
+func (ns *NS) Run(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("ip", append([]string{"netns", "exec", ns.Name}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("in netns %s: %s: %v: %s", ns.Name, strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Do runs fn on an OS thread switched into the namespace; the thread is
+// switched back (or discarded if that fails) afterwards. fn runs on another
+// goroutine, so it must not call t.Fatal/t.FailNow.
+func (ns *NS) Do(t *testing.T, fn func()) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			errc <- err
+			return // thread exits with the goroutine: still locked
+		}
+		defer orig.Close()
+		target, err := os.Open("/run/netns/" + ns.Name)
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("setns %s: %w", ns.Name, err)
+			return
+		}
+		fn()
+		if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("setns back: %w", err)
+			return // leave the thread locked so it is destroyed
+		}
+		runtime.UnlockOSThread()
+		errc <- nil
+	}()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// AddVeth creates a veth pair inside the namespace and brings both ends up.
+func (ns *NS) AddVeth(t *testing.T) (a, b string) {
+	t.Helper()
+	a, b = VethNames(t)
+	ns.Run(t, "ip", "link", "add", a, "type", "veth", "peer", "name", b)
+	ns.Run(t, "ip", "link", "set", a, "up")
+	ns.Run(t, "ip", "link", "set", b, "up")
+	return a, b
+}
