@@ -238,14 +238,15 @@ func TestUnknownInterface(t *testing.T) {
 	}
 }
 
-// Live capture -> snapshot -> replay gives the same result, as whoever runs
-// the test (as non-root the affinity probe is recorded as not done).
-func TestLiveRoundTrip(t *testing.T) {
+// captureLive inspects this host (ifaces, or all) while recording, writes
+// the snapshot and opens it again, as inspect --save and --from do.
+func captureLive(t *testing.T, ifaces ...string) (*Snapshot, *hostfs.Snapshot, *Answers) {
+	t.Helper()
 	live := hostfs.Live()
 	rec := hostfs.NewRecorder()
 	live.Record(rec)
 	a := LiveAnswers(live)
-	snap1, err := Collect(context.Background(), Options{FS: live, Answers: a})
+	snap, err := Collect(context.Background(), Options{FS: live, Answers: a, Ifaces: ifaces})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,11 +263,18 @@ func TestLiveRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	a2, err := ReplayAnswers(s.Answers)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return snap, s, a2
+}
+
+// Live capture -> snapshot -> replay gives the same result, as whoever runs
+// the test (as non-root the affinity probe is recorded as not done).
+func TestLiveRoundTrip(t *testing.T) {
+	snap1, s, a2 := captureLive(t)
 	snap2, err := Collect(context.Background(), Options{FS: s.FS, Answers: a2})
 	if err != nil {
 		t.Fatal(err)
@@ -279,30 +287,12 @@ func TestLiveRoundTrip(t *testing.T) {
 }
 
 func TestSnapshotOfSomeDevices(t *testing.T) {
-	live := hostfs.Live()
-	rec := hostfs.NewRecorder()
-	live.Record(rec)
-	a := LiveAnswers(live)
-	if _, err := Collect(context.Background(), Options{FS: live, Answers: a, Ifaces: []string{"lo"}}); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "lo.tar.gz")
-	f, _ := os.Create(p)
-	if err := hostfs.WriteSnapshot(f, rec, hostfs.Meta{Created: time.Now()}, a); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	s, err := hostfs.OpenSnapshot(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	a2, _ := ReplayAnswers(s.Answers)
+	_, s, a2 := captureLive(t, "lo")
 	all, err := Collect(context.Background(), Options{FS: s.FS, Answers: a2})
 	if err != nil || len(all.Devices) != 1 || all.Devices[0].Name != "lo" {
 		t.Fatalf("snapshot of lo shows %v (%v)", all, err)
 	}
-	names, _ := live.ReadDir("/sys/class/net")
+	names, _ := hostfs.Live().ReadDir("/sys/class/net")
 	for _, n := range names {
 		if n == "lo" {
 			continue
