@@ -1,0 +1,293 @@
+package bench
+
+import (
+	"sort"
+)
+
+// clockTicks is USER_HZ, the unit of /proc/stat and /proc/PID/stat times
+// (100 on every Linux architecture wirespeed targets).
+const clockTicks = 100
+
+// LoadSummary says where the CPU went between two samples (the loaded
+// window: after the omitted seconds until the load ended).
+type LoadSummary struct {
+	From    float64             `json:"from_s"`
+	To      float64             `json:"to_s"`
+	CPUs    []CPULoad           `json:"cpus"`
+	Softnet SoftnetDelta        `json:"softnet"`
+	IRQs    map[string][]uint64 `json:"irqs,omitempty"` // per device IRQ, delta per CPU
+	NAPI    []ThreadLoad        `json:"napi_threads,omitempty"`
+	Devices map[string]DevDelta `json:"devices,omitempty"`
+}
+
+// CPULoad is one CPU's share of time (percent) and softirq rates.
+type CPULoad struct {
+	CPU       int     `json:"cpu"`
+	UserPct   float64 `json:"user_pct"` // user + nice
+	SysPct    float64 `json:"sys_pct"`
+	IRQPct    float64 `json:"irq_pct"`
+	SoftPct   float64 `json:"softirq_pct"`
+	IdlePct   float64 `json:"idle_pct"` // idle + iowait
+	StealPct  float64 `json:"steal_pct,omitempty"`
+	NetRXPerS float64 `json:"net_rx_per_s"`
+	NetTXPerS float64 `json:"net_tx_per_s"`
+}
+
+// SoftnetDelta sums softnet_stat deltas over all CPUs (and per CPU).
+type SoftnetDelta struct {
+	Processed   uint64        `json:"processed"`
+	Dropped     uint64        `json:"dropped"`
+	TimeSqueeze uint64        `json:"time_squeeze"`
+	ReceivedRPS uint64        `json:"received_rps"`
+	PerCPU      []SoftnetCPUD `json:"per_cpu"`
+}
+
+// SoftnetCPUD is one CPU's softnet delta.
+type SoftnetCPUD struct {
+	CPU         int    `json:"cpu"`
+	Processed   uint64 `json:"processed"`
+	Dropped     uint64 `json:"dropped"`
+	TimeSqueeze uint64 `json:"time_squeeze"`
+	ReceivedRPS uint64 `json:"received_rps"`
+}
+
+// ThreadLoad is a napi kthread's CPU use in the window.
+type ThreadLoad struct {
+	Comm   string  `json:"comm"`
+	PID    int     `json:"pid"`
+	CPUPct float64 `json:"cpu_pct"` // of one CPU
+	RanOn  []int   `json:"ran_on"`  // CPUs it was seen on at sample times
+}
+
+// DevDelta is a device's counter deltas and BQL peaks in the window.
+type DevDelta struct {
+	RxMbit      float64 `json:"rx_mbit"`
+	TxMbit      float64 `json:"tx_mbit"`
+	RxPackets   uint64  `json:"rx_packets"`
+	TxPackets   uint64  `json:"tx_packets"`
+	RxDropped   uint64  `json:"rx_dropped"`
+	TxDropped   uint64  `json:"tx_dropped"`
+	BQLMaxBytes int64   `json:"bql_inflight_max,omitempty"`
+	BQLLimit    int64   `json:"bql_limit,omitempty"`
+}
+
+func sub(a, b uint64) uint64 {
+	if a < b {
+		return 0 // counter reset
+	}
+	return a - b
+}
+
+// Summarize computes the load between the first sample at or after from and
+// the last sample at or before to. It returns nil with fewer than two.
+func SummarizeLoad(samples []Sample, from, to float64) *LoadSummary {
+	var win []Sample
+	for _, s := range samples {
+		if s.T >= from-0.05 && s.T <= to+0.25 {
+			win = append(win, s)
+		}
+	}
+	if len(win) < 2 {
+		return nil
+	}
+	a, b := win[0], win[len(win)-1]
+	dt := b.T - a.T
+	if dt <= 0 {
+		return nil
+	}
+	ls := &LoadSummary{From: a.T, To: b.T}
+	for i := range b.CPU {
+		if i >= len(a.CPU) {
+			break
+		}
+		x, y := a.CPU[i], b.CPU[i]
+		tot := float64(sub(y.Total(), x.Total()))
+		if tot == 0 {
+			continue
+		}
+		pct := func(d uint64) float64 { return 100 * float64(d) / tot }
+		c := CPULoad{CPU: y.CPU,
+			UserPct:  pct(sub(y.User, x.User) + sub(y.Nice, x.Nice)),
+			SysPct:   pct(sub(y.System, x.System)),
+			IRQPct:   pct(sub(y.IRQ, x.IRQ)),
+			SoftPct:  pct(sub(y.SoftIRQ, x.SoftIRQ)),
+			IdlePct:  pct(sub(y.Idle, x.Idle) + sub(y.IOWait, x.IOWait)),
+			StealPct: pct(sub(y.Steal, x.Steal)),
+		}
+		if i < len(a.NetRX) && i < len(b.NetRX) {
+			c.NetRXPerS = float64(sub(b.NetRX[i], a.NetRX[i])) / dt
+		}
+		if i < len(a.NetTX) && i < len(b.NetTX) {
+			c.NetTXPerS = float64(sub(b.NetTX[i], a.NetTX[i])) / dt
+		}
+		ls.CPUs = append(ls.CPUs, c)
+	}
+	prev := map[int]int{}
+	for i, s := range a.Softnet {
+		prev[s.CPU] = i
+	}
+	for _, y := range b.Softnet {
+		i, ok := prev[y.CPU]
+		if !ok {
+			continue
+		}
+		x := a.Softnet[i]
+		d := SoftnetCPUD{CPU: y.CPU, Processed: sub(y.Processed, x.Processed), Dropped: sub(y.Dropped, x.Dropped),
+			TimeSqueeze: sub(y.TimeSqueeze, x.TimeSqueeze), ReceivedRPS: sub(y.ReceivedRPS, x.ReceivedRPS)}
+		ls.Softnet.PerCPU = append(ls.Softnet.PerCPU, d)
+		ls.Softnet.Processed += d.Processed
+		ls.Softnet.Dropped += d.Dropped
+		ls.Softnet.TimeSqueeze += d.TimeSqueeze
+		ls.Softnet.ReceivedRPS += d.ReceivedRPS
+	}
+	for irq, cb := range b.IRQs {
+		ca := a.IRQs[irq]
+		if len(ca) != len(cb) {
+			continue
+		}
+		if ls.IRQs == nil {
+			ls.IRQs = map[string][]uint64{}
+		}
+		d := make([]uint64, len(cb))
+		for i := range cb {
+			d[i] = sub(cb[i], ca[i])
+		}
+		ls.IRQs[irq] = d
+	}
+	// napi threads: CPU time and the CPUs they were seen on in the window.
+	first := map[int]ThreadSample{}
+	for _, t := range a.NAPI {
+		first[t.PID] = t
+	}
+	ranOn := map[int]map[int]bool{}
+	for _, s := range win {
+		for _, t := range s.NAPI {
+			if ranOn[t.PID] == nil {
+				ranOn[t.PID] = map[int]bool{}
+			}
+			ranOn[t.PID][t.CPU] = true
+		}
+	}
+	for _, t := range b.NAPI {
+		f, ok := first[t.PID]
+		if !ok {
+			continue
+		}
+		tl := ThreadLoad{Comm: t.Comm, PID: t.PID, CPUPct: 100 * float64(sub(t.Ticks, f.Ticks)) / clockTicks / dt}
+		for c := range ranOn[t.PID] {
+			tl.RanOn = append(tl.RanOn, c)
+		}
+		sort.Ints(tl.RanOn)
+		ls.NAPI = append(ls.NAPI, tl)
+	}
+	for dev, y := range b.Devices {
+		x, ok := a.Devices[dev]
+		if !ok {
+			continue
+		}
+		d := DevDelta{
+			RxMbit: float64(sub(y.RxBytes, x.RxBytes)) * 8 / 1e6 / dt, TxMbit: float64(sub(y.TxBytes, x.TxBytes)) * 8 / 1e6 / dt,
+			RxPackets: sub(y.RxPackets, x.RxPackets), TxPackets: sub(y.TxPackets, x.TxPackets),
+			RxDropped: sub(y.RxDropped, x.RxDropped), TxDropped: sub(y.TxDropped, x.TxDropped),
+		}
+		for _, s := range win {
+			for _, q := range s.Devices[dev].BQL {
+				if q.Inflight > d.BQLMaxBytes {
+					d.BQLMaxBytes = q.Inflight
+				}
+				if q.Limit > d.BQLLimit {
+					d.BQLLimit = q.Limit
+				}
+			}
+		}
+		if ls.Devices == nil {
+			ls.Devices = map[string]DevDelta{}
+		}
+		ls.Devices[dev] = d
+	}
+	return ls
+}
+
+// Metrics adds the load's flat metrics: the busiest CPU's softirq share, the
+// mean softirq/sys/idle share, softnet drops and squeezes, napi thread CPU.
+func (ls *LoadSummary) Metrics(m map[string]float64) {
+	if ls == nil || len(ls.CPUs) == 0 {
+		return
+	}
+	var soft, sys, idle, busiest, rx float64
+	for _, c := range ls.CPUs {
+		soft += c.SoftPct
+		sys += c.SysPct
+		idle += c.IdlePct
+		rx += c.NetRXPerS
+		if c.SoftPct > busiest {
+			busiest = c.SoftPct
+		}
+	}
+	n := float64(len(ls.CPUs))
+	m["cpu_softirq_pct"] = soft / n
+	m["cpu_softirq_busiest_pct"] = busiest
+	m["cpu_sys_pct"] = sys / n
+	m["cpu_idle_pct"] = idle / n
+	m["net_rx_softirqs_per_s"] = rx
+	dt := ls.To - ls.From
+	if dt > 0 {
+		m["softnet_dropped_per_s"] = float64(ls.Softnet.Dropped) / dt
+		m["softnet_squeeze_per_s"] = float64(ls.Softnet.TimeSqueeze) / dt
+	}
+	if len(ls.Devices) > 0 && dt > 0 {
+		var drops uint64
+		for _, d := range ls.Devices {
+			drops += d.RxDropped + d.TxDropped
+		}
+		m["dev_dropped_per_s"] = float64(drops) / dt
+	}
+	if len(ls.NAPI) > 0 {
+		var t float64
+		for _, th := range ls.NAPI {
+			t += th.CPUPct
+		}
+		m["napi_threads_cpu_pct"] = t
+	}
+}
+
+// AlignIntervals fills each interval's per-CPU softirq share from the
+// samples taken at (within a quarter of a second of) its start and end on
+// the load clock; the sampler and iperf3 both tick every 0.5 s from the load
+// start, so the samples bracket the intervals.
+func AlignIntervals(ivs []Interval, samples []Sample) {
+	nearest := func(t float64) *Sample {
+		var best *Sample
+		for i := range samples {
+			d := samples[i].T - t
+			if d < 0 {
+				d = -d
+			}
+			if d <= 0.25 && (best == nil || d < abs(best.T-t)) {
+				best = &samples[i]
+			}
+		}
+		return best
+	}
+	for i := range ivs {
+		a, b := nearest(ivs[i].LoadStart), nearest(ivs[i].LoadEnd)
+		if a == nil || b == nil || a == b || len(a.CPU) != len(b.CPU) {
+			continue
+		}
+		out := make([]float64, len(b.CPU))
+		for c := range b.CPU {
+			tot := float64(sub(b.CPU[c].Total(), a.CPU[c].Total()))
+			if tot > 0 {
+				out[c] = 100 * float64(sub(b.CPU[c].SoftIRQ, a.CPU[c].SoftIRQ)) / tot
+			}
+		}
+		ivs[i].SoftirqPct = out
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

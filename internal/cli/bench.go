@@ -1,0 +1,313 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wirespeed/wirespeed/internal/bench"
+	"github.com/wirespeed/wirespeed/internal/lab"
+)
+
+// benchObserver, when set (by bench_observe.go), is started for every bench
+// run and its JSON stored under "observe" in that run's result.
+var benchObserver bench.Observer
+
+func init() {
+	register(&Command{
+		Name:    "bench",
+		Summary: "measure throughput (iperf3), latency under load and where the CPU went",
+		Usage: `wirespeed bench [--peer ADDR[:PORT]] [flags]
+
+Runs iperf3 load (bulk TCP over several streams by default) while a latency
+probe (ICMP echo, plus UDP echo in the lab) measures idle and loaded RTT,
+and samples per-CPU user/sys/irq/softirq, NET_RX/NET_TX softirqs, softnet
+counters, device IRQs, napi/* kthreads, device counters and BQL every 0.5 s.
+
+Without --peer, bench builds its host lab for each run (two namespaces joined
+by a veth pair; needs root) with the knobs below. --variant measures several
+lab configurations interleaved (A B C A B C ...), for fair ratios on a noisy
+machine:
+  wirespeed bench --sender-offloads off -t 10s --repeat 3 \
+    --variant 'nogro: --gro off' --variant 'gro: --gro on' \
+    --variant 'threaded: --gro on --threaded'
+
+With --peer, an iperf3 server must run there (iperf3 -s, not -s -1: bench
+checks the server with one control connection first); with --procs N,
+servers on ports PORT..PORT+N-1. Without root, the ICMP probe needs
+net.ipv4.ping_group_range to allow this user (or it is left out, with a note).
+
+The result is saved as versioned JSON (--out); 'wirespeed show FILE' prints
+it again, 'wirespeed compare A B' tells whether two results differ.
+Ctrl-C stops, removes the lab and saves what was measured, marked incomplete.`,
+		Run: runBench,
+	})
+}
+
+func runBench(ctx context.Context, env Env, args []string) error {
+	c := commands["bench"]
+	fs := newFlagSet(c, env)
+	peer := fs.String("peer", "", "iperf3 server ADDR[:PORT] to measure against (default: the host lab)")
+	port := fs.Int("port", 5201, "iperf3 server port (the first one with --procs)")
+	iface := fs.String("iface", "", "local device to sample with --peer (default: the route's device)")
+	streams := fs.Int("P", 4, "parallel TCP/UDP streams (iperf3 -P)")
+	fs.IntVar(streams, "streams", 4, "same as -P")
+	procs := fs.Int("procs", 0, "iperf3 client processes (0: automatic - several for iperf3 < 3.16 in the lab)")
+	dur := fs.String("t", "10s", "measured duration, as iperf3 -t (e.g. 10s, 1m; a multiple of 0.5s); the load runs --omit longer")
+	fs.StringVar(dur, "duration", "10s", "same as -t")
+	omit := fs.String("omit", "1s", "seconds at the start of the load left out of the results (TCP ramp-up)")
+	dir := fs.String("direction", "send", "send (local -> peer), receive (peer -> local, iperf3 -R) or both (--bidir)")
+	udp := fs.Bool("udp", false, "UDP load instead of TCP (give --bitrate; default 1G)")
+	bitrate := fs.String("bitrate", "", "cap the load at RATE over all streams (iperf3 -b), e.g. 50M (the throttled variant)")
+	repeat := fs.Int("repeat", 1, "repetitions (mean, stdev and 95% CI over them)")
+	probeInt := fs.String("probe-interval", "100ms", "latency probe interval (10ms-200ms)")
+	tos := fs.String("tos", "0", "probe IP TOS byte (e.g. 0xb8), or DSCP name: ef, cs0-cs7, af11-af43")
+	prio := fs.Int("priority", -1, "probe SO_PRIORITY (0-15; -1 leaves it)")
+	idle := fs.String("idle", "2s", "idle latency measurement before the load")
+	noUDP := fs.Bool("no-udp-probe", false, "lab: ICMP probe only")
+	out := fs.String("out", "", "result file (default wirespeed-bench-YYYYMMDD-HHMMSS.json; '-' for none)")
+	asJSON := fs.Bool("json", false, "print the result JSON on stdout instead of the summary")
+	noInspect := fs.Bool("no-inspect", false, "do not embed inspect snapshots of the devices")
+	knobs := addLabFlags(fs)
+	var variants []string
+	fs.Func("variant", "'NAME: lab flags' - a lab configuration to measure (repeatable; measured interleaved)", func(s string) error {
+		variants = append(variants, s)
+		return nil
+	})
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("bench: unexpected argument %q (the peer is given with --peer)", pos[0])
+	}
+
+	// Everything is checked before anything starts.
+	o := bench.Options{Peer: *peer, Port: *port, Iface: *iface, Streams: *streams, Procs: *procs,
+		Direction: *dir, UDP: *udp, Repeat: *repeat, ProbePriority: *prio, NoUDPProbe: *noUDP,
+		SampleInterval: 500 * time.Millisecond, Observer: benchObserver}
+	if o.Duration, err = benchDuration("duration", *dur); err != nil {
+		return err
+	}
+	if o.Omit, err = benchDuration("omit", *omit); err != nil {
+		return err
+	}
+	if o.Idle, err = benchDuration("idle", *idle); err != nil {
+		return err
+	}
+	if o.ProbeInterval, err = benchDuration("probe-interval", *probeInt); err != nil {
+		return err
+	}
+	if o.ProbeTOS, err = benchParseTOS(*tos); err != nil {
+		return &UsageError{Err: err}
+	}
+	if *bitrate != "" {
+		if o.RateMbit, err = benchParseRate(*bitrate); err != nil {
+			return usageErrorf("--bitrate: %v", err)
+		}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *peer != "" {
+		for _, k := range []string{"gro", "threaded", "sender-offloads", "rps", "rate", "qdisc", "pin-sender", "pin-receiver", "variant"} {
+			if set[k] {
+				return usageErrorf("--%s is a lab knob; it does not apply with --peer", k)
+			}
+		}
+	} else {
+		base, err := knobs.config()
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		if len(variants) == 0 {
+			b := base
+			o.Variants = []bench.Variant{{Name: "lab", Lab: &b}}
+		}
+		for _, spec := range variants {
+			v, err := parseVariant(c, env, spec, knobs)
+			if err != nil {
+				return err
+			}
+			o.Variants = append(o.Variants, v)
+		}
+	}
+	if err := o.Validate(); err != nil {
+		return &UsageError{Err: err}
+	}
+	if o.Iperf3, err = bench.DetectIperf3(ctx); err != nil {
+		return err
+	}
+	if *peer == "" {
+		if err := lab.Check(); err != nil {
+			return err
+		}
+	}
+	if !*noInspect {
+		o.Inspect = inspectVia(os.Args)
+	}
+	file := *out
+	if file == "" {
+		file = "wirespeed-bench-" + time.Now().Format("20060102-150405") + ".json"
+	}
+	cmdline := append([]string{"wirespeed", "bench"}, args...)
+	if file != "-" {
+		o.Checkpoint = func(r *bench.Result) {
+			r.Command, r.Wirespeed = cmdline, Version
+			if !r.Complete && r.Incomplete == "" {
+				r.Incomplete = "in progress (or the run was killed)"
+			}
+			_ = r.Save(file)
+			r.Incomplete = ""
+		}
+	}
+	if isTTY(env.Stderr) && !*asJSON {
+		o.Progress = progressBar(env.Stderr)
+	}
+	res, runErr := bench.Bench(ctx, o)
+	if o.Progress != nil {
+		fmt.Fprint(env.Stderr, "\r\033[K")
+	}
+	if res == nil || (len(res.Runs) == 0 && runErr != nil && ctx.Err() == nil) {
+		return runErr // failed before measuring anything: nothing to save
+	}
+	res.Command, res.Wirespeed = cmdline, Version
+	if file != "-" {
+		if err := res.Save(file); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
+	if *asJSON {
+		b, err := res.Marshal()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout, string(b))
+	} else {
+		bench.WriteText(env.Stdout, res)
+		if file != "-" {
+			fmt.Fprintf(env.Stdout, "\nsaved %s (wirespeed show %s)\n", file, file)
+		}
+	}
+	if runErr != nil && ctx.Err() != nil {
+		if file == "-" {
+			return fmt.Errorf("interrupted; the partial result above is marked incomplete")
+		}
+		return fmt.Errorf("interrupted; the partial result is in %s, marked incomplete", file)
+	}
+	return runErr
+}
+
+// parseVariant parses "NAME: --gro on --threaded" with the lab flags; the
+// lab flags given outside the variants are every variant's defaults.
+func parseVariant(c *Command, env Env, spec string, outer *labFlags) (bench.Variant, error) {
+	name, flags, ok := strings.Cut(spec, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return bench.Variant{}, usageErrorf("--variant %q: want 'NAME: lab flags', e.g. 'gro: --gro on'", spec)
+	}
+	fs := newFlagSet(c, env)
+	knobs := addLabFlagsFrom(fs, *outer)
+	pos, err := parseFlags(fs, strings.Fields(flags))
+	if err != nil {
+		return bench.Variant{}, usageErrorf("--variant %q: %v", spec, err)
+	}
+	if len(pos) > 0 {
+		return bench.Variant{}, usageErrorf("--variant %q: unexpected %q", spec, pos[0])
+	}
+	cfg, err := knobs.config()
+	if err != nil {
+		return bench.Variant{}, usageErrorf("--variant %q: %v", spec, err)
+	}
+	return bench.Variant{Name: name, Lab: &cfg}, nil
+}
+
+func benchDuration(name, s string) (time.Duration, error) {
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		s = strconv.FormatFloat(n, 'f', -1, 64) + "s" // plain seconds
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, usageErrorf("--%s %q: not a duration (use e.g. 10s, 500ms, 1m)", name, s)
+	}
+	if d < 0 {
+		return 0, usageErrorf("--%s %q: negative", name, s)
+	}
+	return d, nil
+}
+
+var dscpNames = map[string]int{"ef": 46, "cs0": 0, "cs1": 8, "cs2": 16, "cs3": 24, "cs4": 32, "cs5": 40, "cs6": 48, "cs7": 56,
+	"af11": 10, "af12": 12, "af13": 14, "af21": 18, "af22": 20, "af23": 22, "af31": 26, "af32": 28, "af33": 30,
+	"af41": 34, "af42": 36, "af43": 38, "le": 1}
+
+// benchParseTOS takes a TOS byte (decimal or 0x hex) or a DSCP name.
+func benchParseTOS(s string) (int, error) {
+	if d, ok := dscpNames[strings.ToLower(s)]; ok {
+		return d << 2, nil
+	}
+	v, err := strconv.ParseInt(s, 0, 32)
+	if err != nil || v < 0 || v > 255 {
+		return 0, fmt.Errorf("--tos %q: want a TOS byte 0-255 (0xb8 = DSCP EF) or a DSCP name (ef, cs1, af41, ...)", s)
+	}
+	return int(v), nil
+}
+
+// inspectVia returns an Inspect function that re-executes this binary's
+// 'inspect --json IFACE' inside the namespace (sysfs is per namespace).
+func inspectVia(argv []string) func(ctx context.Context, ns string, ifaces []string) (json.RawMessage, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return func(ctx context.Context, ns string, ifaces []string) (json.RawMessage, error) {
+		cargs := append([]string{"inspect", "--json"}, ifaces...)
+		var cmd *exec.Cmd
+		if ns == "" {
+			cmd = exec.CommandContext(ctx, exe, cargs...)
+		} else {
+			cmd = exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns, exe}, cargs...)...)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("wirespeed inspect in %q: %w: %s", ns, err, strings.TrimSpace(stderr.String()))
+		}
+		if !json.Valid(out) {
+			return nil, fmt.Errorf("wirespeed inspect in %q printed no JSON", ns)
+		}
+		return json.RawMessage(out), nil
+	}
+}
+
+func isTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+func progressBar(w io.Writer) func(bench.Progress) {
+	return func(p bench.Progress) {
+		const width = 30
+		frac := 0.0
+		if p.Duration > 0 {
+			frac = float64(p.Elapsed) / float64(p.Duration)
+		}
+		frac = min(max(frac, 0), 1)
+		n := int(frac * width)
+		fmt.Fprintf(w, "\r\033[Krun %d/%d %s %-5s [%s%s] %4.0fs/%.0fs",
+			p.Run, p.Runs, p.Variant, p.Phase, strings.Repeat("#", n), strings.Repeat(".", width-n), p.Elapsed.Seconds(), p.Duration.Seconds())
+	}
+}

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wirespeed/wirespeed/internal/bench"
+)
+
+func init() {
+	register(&Command{
+		Name:    "compare",
+		Summary: "compare two bench results per metric, with a Welch t-test",
+		Usage: `wirespeed compare A.json B.json [--a VARIANT] [--b VARIANT] [--json]
+wirespeed compare FILE.json            (each variant against the first)
+
+For every metric both results have (throughput per direction, latency
+percentiles, CPU shares, ...) prints mean A, mean B, the change, the
+two-sided p-value of Welch's unequal-variance t-test over the repetitions,
+and whether B is significantly better or worse (p < 0.05). Needs at least
+two repetitions per side (bench --repeat 2 or more) for a test.`,
+		Run: runCompare,
+	})
+}
+
+func runCompare(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(commands["compare"], env)
+	va := fs.String("a", "", "variant of A to use (default: all runs)")
+	vb := fs.String("b", "", "variant of B to use (default: all runs)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	type cmp struct {
+		A      string        `json:"a"`
+		B      string        `json:"b"`
+		Deltas []bench.Delta `json:"deltas"`
+	}
+	var out []cmp
+	switch len(pos) {
+	case 1:
+		r, err := bench.Load(pos[0])
+		if err != nil {
+			return err
+		}
+		if len(r.Variants) < 2 {
+			return usageErrorf("compare: %s has one variant; give two files, or a file from bench --variant", pos[0])
+		}
+		base := r.Variants[0].Name
+		for _, v := range r.Variants[1:] {
+			out = append(out, cmp{A: base, B: v.Name, Deltas: bench.Compare(r, base, r, v.Name)})
+		}
+	case 2:
+		a, err := bench.Load(pos[0])
+		if err != nil {
+			return err
+		}
+		b, err := bench.Load(pos[1])
+		if err != nil {
+			return err
+		}
+		for _, x := range []struct {
+			r *bench.Result
+			v string
+		}{{a, *va}, {b, *vb}} {
+			if x.v == "" {
+				continue
+			}
+			found := false
+			for _, v := range x.r.Variants {
+				found = found || v.Name == x.v
+			}
+			if !found {
+				return usageErrorf("compare: no variant %q in one of the files", x.v)
+			}
+		}
+		nameA, nameB := pos[0], pos[1]
+		if *va != "" {
+			nameA += ":" + *va
+		}
+		if *vb != "" {
+			nameB += ":" + *vb
+		}
+		out = append(out, cmp{A: nameA, B: nameB, Deltas: bench.Compare(a, *va, b, *vb)})
+	default:
+		return usageErrorf("compare: want A.json B.json, or one file with several variants")
+	}
+	if *asJSON {
+		return benchWriteJSON(env, out)
+	}
+	for i, c := range out {
+		if i > 0 {
+			fmt.Fprintln(env.Stdout)
+		}
+		if len(c.Deltas) == 0 {
+			fmt.Fprintf(env.Stdout, "%s vs %s: no metric in common\n", c.A, c.B)
+			continue
+		}
+		bench.WriteCompare(env.Stdout, c.A, c.B, c.Deltas)
+	}
+	return nil
+}

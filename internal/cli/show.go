@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wirespeed/wirespeed/internal/bench"
+)
+
+func init() {
+	register(&Command{
+		Name:    "show",
+		Summary: "print the summary of a bench result file",
+		Usage: `wirespeed show FILE [--json]
+
+Prints what 'wirespeed bench' printed at the end of its run: throughput per
+direction, idle and loaded latency, per-CPU load, per variant with ratios
+to the first variant. --json prints the summary block as JSON.`,
+		Run: runShow,
+	})
+}
+
+func runShow(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(commands["show"], env)
+	asJSON := fs.Bool("json", false, "print the per-variant summary as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErrorf("show: want one result file (from 'wirespeed bench --out FILE')")
+	}
+	r, err := bench.Load(pos[0])
+	if err != nil {
+		return err
+	}
+	if r.Summary == nil {
+		r.Summarize()
+	}
+	if *asJSON {
+		return benchWriteJSON(env, map[string]any{
+			"file": pos[0], "schema": r.Schema, "complete": r.Complete, "incomplete": r.Incomplete,
+			"settings": r.Settings, "iperf3": r.Iperf3, "variants": r.Variants, "summary": r.Summary,
+		})
+	}
+	fmt.Fprintf(env.Stdout, "%s (%s, started %s)\n", pos[0], r.Schema, r.Started.Format("2006-01-02 15:04:05 MST"))
+	bench.WriteText(env.Stdout, r)
+	return nil
+}
