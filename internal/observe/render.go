@@ -1,0 +1,119 @@
+package observe
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+func human(v uint64) string {
+	f := float64(v)
+	switch {
+	case f >= 1e9:
+		return fmt.Sprintf("%.2fG", f/1e9)
+	case f >= 1e6:
+		return fmt.Sprintf("%.2fM", f/1e6)
+	case f >= 1e4:
+		return fmt.Sprintf("%.1fk", f/1e3)
+	}
+	return fmt.Sprintf("%d", v)
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// WriteText prints an observation for people.
+func WriteText(w io.Writer, o *Observation) {
+	att, skipped := 0, 0
+	for _, e := range o.Events {
+		switch e.Status {
+		case "attached":
+			att++
+		case "skipped":
+			skipped++
+		}
+	}
+	fmt.Fprintf(w, "observed %.1f s on %d CPUs, %d/%d tracepoints attached", o.DurationSec, o.NCPU, att, len(o.Events))
+	if skipped > 0 {
+		fmt.Fprintf(w, " (%d per-packet ones left out: light mode)", skipped)
+	}
+	fmt.Fprintln(w)
+	for _, n := range o.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if len(o.Devices) == 0 {
+		fmt.Fprintln(w, "\nno device received packets or was polled during the window")
+	}
+	for _, d := range o.Devices {
+		fmt.Fprintf(w, "\n%s  RX path: %s", d.Name, d.RXPath)
+		if d.GRORatio != nil {
+			fmt.Fprintf(w, "  GRO ratio %.1f (%s segments -> %s skbs)", *d.GRORatio, human(d.GROSegments), human(d.Delivered))
+		}
+		fmt.Fprintln(w)
+		if d.RXPathNote != "" {
+			fmt.Fprintf(w, "  (%s)\n", d.RXPathNote)
+		}
+		gro := "gro " + human(d.GROSegments)
+		if d.GROFrom != "" && d.GROFrom != "napi_gro_receive_entry" {
+			gro = "NAPI work " + human(d.GROSegments) + " (for gro, estimated)"
+		}
+		fmt.Fprintf(w, "  entry events: %s, netif_receive_skb %s, list %s, netif_rx %s; delivered %s skbs, %s bytes\n",
+			gro, human(d.ReceiveEntry), human(d.ListEntry), human(d.NetifRx), human(d.Delivered), human(d.DeliveredBytes))
+		for _, n := range d.NAPIs {
+			fmt.Fprintf(w, "  NAPI %s: %s polls, %.1f work/poll (max %d), budget %d, full-budget polls %s (%s)\n",
+				n.Napi, human(n.Polls), n.WorkPerPoll, n.MaxWork, n.Budget, human(n.FullBudget), pct(n.FullShare))
+			var ctx []string
+			for _, c := range n.Contexts {
+				s := c.Kind
+				if c.PID != 0 {
+					s += fmt.Sprintf(" %s[%d]", c.Comm, c.PID)
+				}
+				ctx = append(ctx, fmt.Sprintf("%s %s", s, pct(c.PollShare)))
+			}
+			fmt.Fprintf(w, "    ran in:  %s\n", strings.Join(ctx, ", "))
+			var cpus []string
+			for _, c := range n.CPUs {
+				cpus = append(cpus, fmt.Sprintf("cpu%d polls %s work %s", c.CPU, pct(c.PollShare), pct(c.WorkShare)))
+			}
+			fmt.Fprintf(w, "    CPUs:    %s\n", strings.Join(cpus, ", "))
+			var hist []string
+			for _, b := range n.Hist {
+				label := fmt.Sprintf("%d-%d", b.Lo, b.Hi)
+				switch {
+				case b.Lo == 0 && b.Hi == 0:
+					label = "0"
+				case b.Hi == 0:
+					label = fmt.Sprintf(">%d", b.Lo-1)
+				case b.Lo == b.Hi:
+					label = fmt.Sprintf("%d", b.Lo)
+				}
+				hist = append(hist, fmt.Sprintf("%s:%s", label, pct(float64(b.Polls)/float64(max(n.Polls, 1)))))
+			}
+			fmt.Fprintf(w, "    work/poll: %s\n", strings.Join(hist, " "))
+		}
+		if len(d.IRQs) > 0 {
+			fmt.Fprintf(w, "  IRQs: %v\n", d.IRQs)
+		}
+	}
+	fmt.Fprintf(w, "\n%-4s %12s %10s %8s %12s %10s %8s\n", "CPU", "NET_RX", "time", "share", "NET_TX", "time", "share")
+	for _, c := range o.CPUs {
+		fmt.Fprintf(w, "%-4d %12s %9.1fms %8s %12s %9.1fms %8s\n", c.CPU, human(c.NetRX), float64(c.NetRXNs)/1e6, pct(c.NetRXShare),
+			human(c.NetTX), float64(c.NetTXNs)/1e6, pct(c.NetTXShare))
+	}
+	if len(o.IRQs) > 0 {
+		fmt.Fprintf(w, "\n%-5s %10s %10s  %-24s %s\n", "IRQ", "count", "time", "per CPU", "name")
+		for i, q := range o.IRQs {
+			if i == 10 {
+				fmt.Fprintf(w, "(%d more)\n", len(o.IRQs)-10)
+				break
+			}
+			var pc []string
+			for _, c := range q.PerCPU {
+				pc = append(pc, human(c))
+			}
+			fmt.Fprintf(w, "%-5d %10s %9.1fms  %-24s %s\n", q.IRQ, human(q.Count), float64(q.Ns)/1e6, strings.Join(pc, "/"), q.Name)
+		}
+	}
+	if o.DQLStalls != nil && o.DQLStalls.Count > 0 {
+		fmt.Fprintf(w, "\nBQL stalls detected: %d (max queue len %d, threshold %d)\n", o.DQLStalls.Count, o.DQLStalls.MaxLen, o.DQLStalls.MaxThrs)
+	}
+}
