@@ -1,5 +1,7 @@
 # wirespeed - see README.md. Targets:
 #   make setup   install what the project needs on a fresh Debian machine, then build
+#   make run     the main job: inspect this host, then measure the three RX paths
+#                of seed 1 (no NAPI/GRO, NAPI + GRO, threaded NAPI + GRO) in the host lab
 #   make build   the static binary ./wirespeed (CGO off)
 #   make test    unit tests, plus root integration tests when run as root
 #   make check   gofmt + go vet + tests
@@ -16,7 +18,7 @@ TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
 
-.PHONY: all setup build test check cross bpf clean
+.PHONY: all setup run build test check cross bpf clean observe-overhead
 
 all: build
 
@@ -26,6 +28,12 @@ setup:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(APT_PKGS)
 	@command -v $(GO) >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q golang-go
 	$(MAKE) build
+
+run: build
+	./wirespeed inspect
+	./wirespeed bench --sender-offloads off --qdisc pfifo_fast -t 5s --repeat 2 --out results/seed1.json \
+		--variant 'nogro: --gro off' --variant 'gro: --gro on' --variant 'threaded: --gro on --threaded'
+	./wirespeed compare results/seed1.json
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o wirespeed ./cmd/wirespeed
@@ -46,6 +54,10 @@ cross:
 
 bpf:
 	$(GO) generate ./internal/observe/...
+
+# the cost of observe against no tracing and bpftrace (docs/results.md)
+observe-overhead: build
+	scripts/observe-overhead.sh 10 6
 
 clean:
 	rm -rf wirespeed dist

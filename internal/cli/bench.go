@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -158,6 +159,22 @@ func runBench(ctx context.Context, env Env, args []string) error {
 	file := *out
 	if file == "" {
 		file = "wirespeed-bench-" + time.Now().Format("20060102-150405") + ".json"
+	}
+	if file != "-" {
+		// A result that cannot be written is found out now, not after
+		// the measurement.
+		if dir := filepath.Dir(file); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("cannot write the result: %w", err)
+			}
+		}
+		probe := file + ".tmp"
+		f, err := os.OpenFile(probe, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return fmt.Errorf("cannot write the result: %w", err)
+		}
+		f.Close()
+		os.Remove(probe)
 	}
 	cmdline := append([]string{"wirespeed", "bench"}, args...)
 	if file != "-" {

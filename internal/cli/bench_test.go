@@ -3,7 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,5 +113,20 @@ func TestShowAndCompareFiles(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"schema":"nope"}`), 0o644)
 	if code := Main(context.Background(), []string{"show", bad}, &out, &errb); code != ExitFail {
 		t.Errorf("show of a foreign file: exit %d", code)
+	}
+}
+
+// An unwritable result file is refused before the lab is built or
+// anything is measured.
+func TestBenchUnwritableOut(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: without it bench stops earlier, at the lab check")
+	}
+	code, _, errOut := run("bench", "-t", "2s", "--out", "/proc/wirespeed-nope/x.json")
+	if code != ExitFail || !strings.Contains(errOut, "cannot write the result") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), fmt.Sprintf("ws-%d-", os.Getpid())) {
+		t.Errorf("a lab was built: %s", out)
 	}
 }
