@@ -351,3 +351,29 @@ func WriteCompare(w io.Writer, nameA, nameB string, ds []Delta) {
 	}
 	fmt.Fprintf(w, "(mean ±95%% CI half-width; significant when p < %g)\n", Alpha)
 }
+
+// MergeSides builds one result from two lists of result files (A and B),
+// so that results of separate runs - a VM lab booted once per repetition,
+// stock and patched modules interleaved - compare like one interleaved
+// bench: A's runs become variant "A", B's "B", and the i-th file of each
+// side is repetition i, so Compare pairs them. variantA/variantB pick one
+// variant of each file ("" = all runs).
+func MergeSides(a, b []*Result, variantA, variantB string) *Result {
+	m := &Result{Variants: []Variant{{Name: "A"}, {Name: "B"}}}
+	add := func(rs []*Result, variant, label string) {
+		for i, r := range rs {
+			for _, run := range r.Runs {
+				if variant != "" && run.Variant != variant {
+					continue
+				}
+				run.Variant = label
+				run.Rep = i*1000 + run.Rep
+				m.Runs = append(m.Runs, run)
+			}
+		}
+	}
+	add(a, variantA, "A")
+	add(b, variantB, "B")
+	m.Summarize()
+	return m
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
 )
@@ -13,12 +14,18 @@ func init() {
 		Summary: "compare two bench results per metric, with a Welch t-test",
 		Usage: `wirespeed compare A.json B.json [--a VARIANT] [--b VARIANT] [--json]
 wirespeed compare FILE.json            (each variant against the first)
+wirespeed compare A1.json,A2.json,... B1.json,B2.json,...
+                                       (separate runs, the i-th of each side paired)
 
 For every metric both results have (throughput per direction, latency
 percentiles, CPU shares, ...) prints mean A, mean B, the change, the
 two-sided p-value of Welch's unequal-variance t-test over the repetitions,
 and whether B is significantly better or worse (p < 0.05). Needs at least
-two repetitions per side (bench --repeat 2 or more) for a test.`,
+two repetitions per side (bench --repeat 2 or more) for a test.
+
+Comma-separated lists merge the runs of several files into each side; the
+i-th files of A and B are taken as one interleaved repetition, so the
+paired test applies (the VM lab's stock-vs-patched runs are compared so).`,
 		Run: runCompare,
 	})
 }
@@ -52,6 +59,21 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 			out = append(out, cmp{A: base, B: v.Name, Deltas: bench.Compare(r, base, r, v.Name)})
 		}
 	case 2:
+		if strings.Contains(pos[0], ",") || strings.Contains(pos[1], ",") {
+			var sides [2][]*bench.Result
+			for i, list := range pos {
+				for _, f := range strings.Split(list, ",") {
+					r, err := bench.Load(f)
+					if err != nil {
+						return err
+					}
+					sides[i] = append(sides[i], r)
+				}
+			}
+			m := bench.MergeSides(sides[0], sides[1], *va, *vb)
+			out = append(out, cmp{A: "A=" + pos[0], B: "B=" + pos[1], Deltas: bench.Compare(m, "A", m, "B")})
+			break
+		}
 		a, err := bench.Load(pos[0])
 		if err != nil {
 			return err
