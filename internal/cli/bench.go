@@ -20,9 +20,10 @@ import (
 	"github.com/wirespeed/wirespeed/internal/lab"
 )
 
-// benchObserver, when set (by bench_observe.go), is started for every bench
-// run and its JSON stored under "observe" in that run's result.
-var benchObserver bench.Observer
+// benchObservers, when set (by bench_observe.go), gives the observer started
+// for every bench run in a mode ("light", "full"), whose JSON is stored under
+// "observe" in that run's result.
+var benchObservers map[string]bench.Observer
 
 func init() {
 	register(&Command{
@@ -79,6 +80,7 @@ func runBench(ctx context.Context, env Env, args []string) error {
 	out := fs.String("out", "", "result file (default wirespeed-bench-YYYYMMDD-HHMMSS.json; '-' for none)")
 	asJSON := fs.Bool("json", false, "print the result JSON on stdout instead of the summary")
 	noInspect := fs.Bool("no-inspect", false, "do not embed inspect snapshots of the devices")
+	obsMode := fs.String("observe", "light", "eBPF observation of each run: light (cheap; GRO estimated from NAPI work), full (counts every segment entering GRO) or off")
 	knobs := addLabFlags(fs)
 	var variants []string
 	fs.Func("variant", "'NAME: lab flags' - a lab configuration to measure (repeatable; measured interleaved)", func(s string) error {
@@ -96,7 +98,14 @@ func runBench(ctx context.Context, env Env, args []string) error {
 	// Everything is checked before anything starts.
 	o := bench.Options{Peer: *peer, Port: *port, Iface: *iface, Streams: *streams, Procs: *procs,
 		Direction: *dir, UDP: *udp, Repeat: *repeat, ProbePriority: *prio, NoUDPProbe: *noUDP,
-		SampleInterval: 500 * time.Millisecond, Observer: benchObserver}
+		SampleInterval: 500 * time.Millisecond}
+	switch *obsMode {
+	case "off":
+	case "light", "full":
+		o.Observer = benchObservers[*obsMode]
+	default:
+		return usageErrorf("bench: --observe %q: want light, full or off", *obsMode)
+	}
 	if o.Duration, err = benchDuration("duration", *dur); err != nil {
 		return err
 	}
