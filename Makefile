@@ -11,7 +11,10 @@
 GO       ?= go
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/wirespeed/wirespeed/internal/cli.Version=$(VERSION)
-APT_PKGS := iperf3 ethtool iproute2 iputils-ping clang llvm libbpf-dev bpftool bpftrace git ca-certificates
+# iperf3..bpftrace: bench, lab, observe; qemu..make: the VM lab (gcc-12 and make
+# build its broken test module); patch..dwarves: kernel/usbnet's module build
+APT_PKGS := iperf3 ethtool iproute2 iputils-ping clang llvm libbpf-dev bpftool bpftrace git ca-certificates \
+	qemu-system-x86 busybox-static kmod xz-utils cpio wireguard-tools gcc-12 make patch dwarves
 # Tests run one package at a time: the root integration tests build network
 # namespaces and load eBPF programs, and their traffic should not compete.
 TESTFLAGS ?= -count=1 -p 1 -timeout 30m

@@ -18,6 +18,7 @@ func init() {
 		Name:    "lab",
 		Summary: "host lab: two namespaces joined by a veth pair (up, down, status, reap)",
 		Usage: `wirespeed lab up [--name NAME] [knobs] | down [NAME] | status [--json] | reap
+wirespeed lab vm ...   (the QEMU lab with real drivers: wirespeed lab vm -h)
 
 The host lab is two network namespaces joined by a veth pair: the sender
 ws-lab-NAME-s (ws-snd, 198.18.0.1/30) and the receiver ws-lab-NAME-r
@@ -140,11 +141,13 @@ func benchParseRate(s string) (float64, error) {
 func runLab(ctx context.Context, env Env, args []string) error {
 	c := commands["lab"]
 	if len(args) == 0 {
-		return usageErrorf("lab: want up, down, status or reap")
+		return usageErrorf("lab: want up, down, status, reap or vm")
 	}
 	sub, args := args[0], args[1:]
 	fs := newFlagSet(c, env)
 	switch sub {
+	case "vm":
+		return runLabVM(ctx, env, args) // labvm.go: the QEMU lab
 	case "up":
 		name := fs.String("name", "0", "lab name (namespaces ws-lab-NAME-s and -r)")
 		knobs := addLabFlags(fs)
@@ -266,7 +269,7 @@ func runLab(ctx context.Context, env Env, args []string) error {
 		}
 		return err
 	}
-	return usageErrorf("lab %q: want up, down, status or reap", sub)
+	return usageErrorf("lab %q: want up, down, status, reap or vm", sub)
 }
 
 func benchWriteJSON(env Env, v any) error {

@@ -1,0 +1,260 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/lab/vm"
+)
+
+// runLabVM is reached as "wirespeed lab vm" (lab.go dispatches to it).
+const labVMUsage = `wirespeed lab vm SCENARIO [flags] | wirespeed lab vm list
+
+Boots Debian's linux-image-6.12 kernel in QEMU (fetched with apt-get
+download into the cache, nothing installed on the host), with an initramfs
+holding busybox, iperf3, iproute2, this wirespeed binary and the modules the
+scenario needs, and runs the scenario: 'wirespeed bench' (with observe)
+inside the guest, both directions by default. The result files come back
+into --out DIR: bench-send.json and bench-receive.json ('wirespeed show',
+'wirespeed compare'), facts.txt, dmesg.txt, console.log, vm.json.
+
+The console is watched for Kernel panic, BUG, WARNING, Oops, general
+protection faults, KASAN, soft/hard lockups and RCU stalls: any of them fails
+the run (exit 1) with the log excerpt. QEMU is killed on timeout and Ctrl-C;
+the host namespace of usb-nic is removed; a killed run's leftovers are
+reaped by the next. Needs root and qemu-system-x86 (apt-get install
+qemu-system-x86 busybox-static kmod iperf3).
+
+Scenarios (wirespeed lab vm list):
+  usb-gadget  dummy_hcd + configfs NCM gadget looped back to cdc_ncm (usbnet)
+  usb-nic     qemu-xhci + usb-net (cdc_ether on usbnet) to a tap in a host namespace
+  bql         the NCM link at high speed with a prio qdisc and an EF probe
+  wireguard   --tunnels N WireGuard tunnels between two guest namespaces, --threaded on|off
+  boot        boot, --load modules, --exec CMD
+
+Examples:
+  wirespeed lab vm usb-gadget -t 10s
+  wirespeed lab vm usb-nic --direction receive --out /tmp/nic
+  wirespeed lab vm usb-gadget --modules-dir kernel/usbnet/out/KVER   (patched usbnet)
+  wirespeed lab vm usb-gadget --modules-dir kernel/usbnet/out/KVER --ab --bench-args '--repeat 3'
+                                               (stock, then patched; prints the compare commands)
+  wirespeed lab vm boot --modules-dir ./mods --load mymod --exec 'dmesg | tail'`
+
+func runLabVM(ctx context.Context, env Env, args []string) error {
+	// Its own usage text for -h.
+	c := &Command{Name: "lab vm", Usage: labVMUsage}
+	if len(args) > 0 && args[0] == "list" {
+		for _, n := range vm.ScenarioNames() {
+			fmt.Fprintf(env.Stdout, "%-11s %s\n", n, vm.ScenarioSummary(n))
+		}
+		return nil
+	}
+	fs := newFlagSet(c, env)
+	dur := fs.String("t", "10s", "load time of each bench run in the guest")
+	fs.StringVar(dur, "duration", "10s", "same as -t")
+	streams := fs.Int("P", 2, "parallel streams (iperf3 -P)")
+	dir := fs.String("direction", "both", "send (guest device -> peer), receive, or both (two bench runs)")
+	speed := fs.String("speed", "", "dummy_hcd link speed: super, high or full (usb-gadget: super, bql: high)")
+	tunnels := fs.Int("tunnels", 4, "wireguard: tunnels (one iperf3 flow each)")
+	threaded := fs.String("threaded", "", "wireguard: threaded NAPI on or off (default: the kernel's)")
+	out := fs.String("out", "", "directory for the results (default wirespeed-vm-SCENARIO-DATE-TIME)")
+	kver := fs.String("kernel-version", "", "Debian kernel to use, e.g. 6.12.117 (default: the newest 6.12 apt knows)")
+	kimg := fs.String("kernel", "", "boot this kernel image instead of Debian's (needs --modules)")
+	kmods := fs.String("modules", "", "the lib/modules/RELEASE tree of --kernel (with modules.dep)")
+	mdir := fs.String("modules-dir", "", "directory of .ko files that replace the kernel's modules of the same name")
+	var loads []string
+	fs.Func("load", "load a module before the scenario: 'NAME [param=value ...]' (repeatable)", func(s string) error {
+		loads = append(loads, s)
+		return nil
+	})
+	exe := fs.String("exec", "", "boot scenario: shell command to run in the guest")
+	wsBin := fs.String("wirespeed", "", "static wirespeed binary for the guest (default: this one)")
+	cache := fs.String("cache", vm.DefaultCacheDir(), "cache for kernels and initramfs images")
+	timeout := fs.String("timeout", "0", "hard limit for the guest (0: estimated from the scenario)")
+	cpus := fs.Int("cpus", 2, "vCPUs")
+	mem := fs.Int("mem", 1024, "guest memory in MB")
+	accel := fs.String("accel", "auto", "auto (KVM when it works, else TCG), kvm or tcg")
+	appendArgs := fs.String("append", "", "extra kernel command line, e.g. 'watchdog_thresh=2'")
+	raw := fs.Bool("raw-iperf3", false, "run iperf3 -J in the guest instead of wirespeed bench")
+	noPin := fs.Bool("no-pin-tracepoints", false, "do not enable observe's tracepoints at boot (they are, to avoid kernel text patching under load; see docs)")
+	benchArgs := fs.String("bench-args", "", "extra 'wirespeed bench' flags for the guest, e.g. '--repeat 3'")
+	ab := fs.Bool("ab", false, "A/B: run the scenario twice, stock modules into OUT/stock, then --modules-dir's into OUT/modules (add --bench-args '--repeat 3' for compare's t-test)")
+	console := fs.Bool("console", false, "copy the guest console to stderr while it runs")
+	asJSON := fs.Bool("json", false, "print vm.json (the run's outcome) on stdout")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErrorf("lab vm: want one scenario: %s (or 'list')", strings.Join(vm.ScenarioNames(), ", "))
+	}
+	if _, err := vm.Lookup(pos[0]); err != nil {
+		return &UsageError{Err: err}
+	}
+	d, err := benchDuration("duration", *dur)
+	if err != nil {
+		return err
+	}
+	to, err := benchDuration("timeout", *timeout)
+	if err != nil {
+		return err
+	}
+	cfg := vm.Config{
+		Options: vm.Options{Scenario: pos[0], Duration: d, Streams: *streams, Direction: *dir, Speed: *speed, Tunnels: *tunnels, Threaded: *threaded,
+			Load: loads, Exec: *exe, RawIperf3: *raw, NoPin: *noPin, BenchArgs: strings.Fields(*benchArgs)},
+		CacheDir: *cache, KernelRelease: *kver, KernelImage: *kimg, ModulesPath: *kmods, ModulesDir: *mdir,
+		Wirespeed: *wsBin, OutDir: *out, Timeout: to, CPUs: *cpus, MemMB: *mem, Accel: *accel, Append: *appendArgs,
+		Logf: func(f string, a ...any) { fmt.Fprintf(env.Stderr, "lab vm: "+f+"\n", a...) },
+	}
+	if *console {
+		cfg.Console = env.Stderr
+	}
+	if err := cfg.Validate(); err != nil {
+		return &UsageError{Err: err}
+	}
+	if *ab {
+		return runLabVMAB(ctx, env, cfg, *asJSON)
+	}
+	res, runErr := vm.Run(ctx, cfg)
+	if res == nil {
+		return runErr
+	}
+	if *asJSON {
+		if err := benchWriteJSON(env, res); err != nil {
+			return err
+		}
+	} else {
+		printLabVM(env, res)
+	}
+	if runErr != nil {
+		if errors.Is(runErr, vm.ErrGuard) {
+			return fmt.Errorf("scenario %s FAILED: %w", res.Scenario, runErr)
+		}
+		return fmt.Errorf("scenario %s failed: %w", res.Scenario, runErr)
+	}
+	return nil
+}
+
+// runLabVMAB boots the scenario with the stock modules, then with
+// --modules-dir's, one after the other, into OUT/stock and OUT/modules.
+func runLabVMAB(ctx context.Context, env Env, cfg vm.Config, asJSON bool) error {
+	if cfg.ModulesDir == "" {
+		return usageErrorf("--ab needs --modules-dir DIR (the modules to compare against the stock ones)")
+	}
+	if cfg.OutDir == "" {
+		cfg.OutDir = fmt.Sprintf("wirespeed-vm-%s-ab-%s", cfg.Scenario, time.Now().Format("20060102-150405"))
+	}
+	base := cfg.OutDir
+	var outs []*vm.Outcome
+	var errs []error
+	for _, side := range []string{"stock", "modules"} {
+		c := cfg
+		c.OutDir = filepath.Join(base, side)
+		if side == "stock" {
+			c.ModulesDir = ""
+		}
+		c.Logf = func(f string, a ...any) { fmt.Fprintf(env.Stderr, "lab vm ["+side+"]: "+f+"\n", a...) }
+		res, err := vm.Run(ctx, c)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", side, err))
+		}
+		if res == nil {
+			return errors.Join(errs...)
+		}
+		outs = append(outs, res)
+		if !asJSON {
+			fmt.Fprintf(env.Stdout, "[%s] ", side)
+			printLabVM(env, res)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if asJSON {
+		if err := benchWriteJSON(env, outs); err != nil {
+			return err
+		}
+	} else if len(outs) == 2 {
+		have := map[string]bool{}
+		for _, f := range outs[1].Files {
+			have[f] = true
+		}
+		for _, f := range outs[0].Files {
+			if strings.HasPrefix(f, "bench-") && strings.HasSuffix(f, ".json") && have[f] {
+				fmt.Fprintf(env.Stdout, "compare: wirespeed compare %s %s\n", filepath.Join(base, "stock", f), filepath.Join(base, "modules", f))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("A/B run of %s failed: %w", cfg.Scenario, errors.Join(errs...))
+	}
+	return nil
+}
+
+func printLabVM(env Env, r *vm.Outcome) {
+	w := env.Stdout
+	status := "ok"
+	if !r.OK {
+		status = "FAILED"
+	}
+	src := r.Kernel.Package + " " + r.Kernel.PackageVersion
+	if r.Kernel.Package == "" {
+		src = r.Kernel.Image
+	}
+	fmt.Fprintf(w, "scenario %s: %s in %.0fs (guest %s from %s, %s, init at %.1fs)\n", r.Scenario, status, r.Elapsed,
+		r.Kernel.Release, src, r.Accel, r.BootS)
+	if f := r.Facts; f != nil && f["dut_if"] != "" {
+		fmt.Fprintf(w, "device under test: %s (driver %s)", f["dut_if"], f["dut_driver"])
+		if s := f["usb_speed"]; s != "" {
+			fmt.Fprintf(w, ", USB speed %s", s)
+		}
+		fmt.Fprintln(w)
+		for _, d := range []string{"send", "receive"} {
+			tb := factDelta(f, d, "tx_bytes")
+			rb := factDelta(f, d, "rx_bytes")
+			if tb >= 0 || rb >= 0 {
+				fmt.Fprintf(w, "  %-7s device counters: tx %.1f MB, rx %.1f MB\n", d, tb/1e6, rb/1e6)
+			}
+		}
+	}
+	if len(r.RXPaths) > 0 {
+		var ks []string
+		for k := range r.RXPaths {
+			if !strings.HasPrefix(k, "(") { // observe's pseudo-devices, e.g. "(no_device)"
+				ks = append(ks, k)
+			}
+		}
+		sort.Strings(ks)
+		for _, k := range ks {
+			fmt.Fprintf(w, "  RX path (observe in the guest) %s: %s\n", k, r.RXPaths[k])
+		}
+	}
+	for _, h := range r.Hits {
+		fmt.Fprintf(w, "GUARD %s\n", h)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, f := range r.Files {
+		if strings.HasPrefix(f, "bench-") && strings.HasSuffix(f, ".json") {
+			fmt.Fprintf(w, "result: %s/%s (wirespeed show)\n", r.OutDir, f)
+		}
+	}
+	fmt.Fprintf(w, "console: %s; outcome: %s/vm.json\n", r.ConsoleLg, r.OutDir)
+}
+
+func factDelta(f map[string]string, dir, c string) float64 {
+	var a, b float64
+	if _, err := fmt.Sscan(f["before-"+dir+"."+c], &a); err != nil {
+		return -1
+	}
+	if _, err := fmt.Sscan(f["after-"+dir+"."+c], &b); err != nil {
+		return -1
+	}
+	return b - a
+}

@@ -1,0 +1,514 @@
+package vm
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Tools are the host programs copied into the initramfs.
+type Tools struct {
+	Busybox   string // a static busybox (busybox-static)
+	Iperf3    string
+	IP        string // iproute2's ip (bench and the scenarios need ip netns)
+	TC        string // iproute2's tc (optional)
+	Ethtool   string // optional
+	WG        string // wireguard-tools' wg (optional; the wireguard scenario needs it)
+	Wirespeed string // a static wirespeed binary
+}
+
+// guestPath is where each tool lives in the guest. iproute2's ip must keep
+// the name "ip" (it takes its sub-command from a name like "ipr"), and the
+// busybox shell prefers its own applets for bare names: scripts call
+// /sbin/ip and /sbin/tc by path. PATH puts /sbin first so programs that
+// exec "ip" (wirespeed bench) get iproute2's.
+var guestPath = map[string]string{
+	"busybox":   "bin/busybox",
+	"iperf3":    "usr/bin/iperf3",
+	"ip":        "sbin/ip",
+	"tc":        "sbin/tc",
+	"ethtool":   "sbin/ethtool",
+	"wirespeed": "usr/bin/wirespeed",
+	"wg":        "usr/bin/wg",
+}
+
+// FindTools looks the tools up on this host; wirespeed is the given binary.
+func FindTools(wirespeed string) (Tools, error) {
+	t := Tools{Wirespeed: wirespeed}
+	var missing []string
+	find := func(dst *string, name, pkg string, cands ...string) {
+		for _, c := range cands {
+			if fileExists(c) {
+				*dst = c
+				return
+			}
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			*dst = p
+			return
+		}
+		if pkg != "" {
+			missing = append(missing, fmt.Sprintf("%s (apt-get install %s)", name, pkg))
+		}
+	}
+	find(&t.Busybox, "busybox", "busybox-static", "/bin/busybox", "/usr/bin/busybox")
+	find(&t.Iperf3, "iperf3", "iperf3", "/usr/bin/iperf3")
+	find(&t.IP, "ip", "iproute2", "/sbin/ip", "/usr/sbin/ip", "/bin/ip")
+	find(&t.TC, "tc", "", "/sbin/tc", "/usr/sbin/tc")
+	find(&t.Ethtool, "ethtool", "", "/sbin/ethtool", "/usr/sbin/ethtool")
+	find(&t.WG, "wg", "", "/usr/bin/wg")
+	if len(missing) > 0 {
+		return t, fmt.Errorf("the guest image needs %s", strings.Join(missing, ", "))
+	}
+	if !isStatic(t.Busybox) {
+		return t, fmt.Errorf("%s is dynamically linked; the guest needs a static busybox: apt-get install busybox-static", t.Busybox)
+	}
+	if t.Wirespeed == "" || !fileExists(t.Wirespeed) {
+		return t, fmt.Errorf("no wirespeed binary to put into the guest (%q): build one with 'make build' and pass --wirespeed ./wirespeed", t.Wirespeed)
+	}
+	if !isStatic(t.Wirespeed) {
+		return t, fmt.Errorf("%s is dynamically linked; build wirespeed with CGO_ENABLED=0 (make build) for the guest", t.Wirespeed)
+	}
+	return t, nil
+}
+
+func isELF(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var m [4]byte
+	_, err = io.ReadFull(f, m[:])
+	return err == nil && string(m[:]) == elf.ELFMAG
+}
+
+func isStatic(p string) bool {
+	f, err := elf.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, pr := range f.Progs {
+		if pr.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return true
+}
+
+var libDirs = []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"}
+
+// SharedLibs returns the dynamic loader and every shared library bin needs,
+// transitively, as absolute host paths (the guest gets them at the same
+// paths). It reads DT_NEEDED like ldd does, without running the program.
+func SharedLibs(bin string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	var walk func(p string) error
+	walk = func(p string) error {
+		if !isELF(p) {
+			return nil // a script: nothing to resolve
+		}
+		f, err := elf.Open(p)
+		if err != nil {
+			return fmt.Errorf("read ELF %s: %w", p, err)
+		}
+		defer f.Close()
+		for _, pr := range f.Progs {
+			if pr.Type == elf.PT_INTERP {
+				b, err := io.ReadAll(pr.Open())
+				if err != nil {
+					return err
+				}
+				interp := strings.TrimRight(string(b), "\x00")
+				if !seen[interp] {
+					seen[interp] = true
+					out = append(out, interp)
+				}
+			}
+		}
+		needed, err := f.ImportedLibraries()
+		if err != nil {
+			return nil // static
+		}
+		for _, n := range needed {
+			found := ""
+			for _, d := range libDirs {
+				if c := filepath.Join(d, n); fileExists(c) {
+					found = c
+					break
+				}
+			}
+			if found == "" {
+				return fmt.Errorf("%s needs %s, which is in none of %s", p, n, strings.Join(libDirs, " "))
+			}
+			if seen[found] {
+				continue
+			}
+			seen[found] = true
+			out = append(out, found)
+			if err := walk(found); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(bin); err != nil {
+		return nil, err
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// ModuleFile is a module going into the image.
+type ModuleFile struct {
+	Name   string `json:"name"`
+	Source string `json:"source"` // host file
+	Stock  bool   `json:"stock"`  // from the kernel's tree (false: --modules-dir)
+}
+
+// Overrides reads a --modules-dir: every *.ko, *.ko.xz, *.ko.zst in it
+// (not recursively) replaces the kernel's module of the same name. It
+// returns name -> file and each override's dependencies (from .modinfo).
+func Overrides(dir string) (map[string]string, map[string][]string, error) {
+	if dir == "" {
+		return nil, nil, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--modules-dir: %w", err)
+	}
+	files, deps := map[string]string{}, map[string][]string{}
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".ko") && !strings.HasSuffix(n, ".ko.xz") && !strings.HasSuffix(n, ".ko.zst") && !strings.HasSuffix(n, ".ko.gz") {
+			continue
+		}
+		p := filepath.Join(dir, n)
+		data, err := readModule(context.Background(), p)
+		if err != nil {
+			return nil, nil, err
+		}
+		info, err := Modinfo(data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--modules-dir %s: %w", p, err)
+		}
+		name := ModuleName(n)
+		if nm := info["name"]; len(nm) > 0 {
+			name = nm[0]
+		}
+		files[name] = p
+		for _, d := range info["depends"] {
+			for _, x := range strings.Split(d, ",") {
+				if x != "" {
+					deps[name] = append(deps[name], ModuleName(x))
+				}
+			}
+		}
+	}
+	if len(files) == 0 {
+		return nil, nil, fmt.Errorf("--modules-dir %s holds no .ko files", dir)
+	}
+	return files, deps, nil
+}
+
+// Modinfo parses a module's .modinfo section (key=value strings).
+func Modinfo(ko []byte) (map[string][]string, error) {
+	f, err := elf.NewFile(bytes.NewReader(ko))
+	if err != nil {
+		return nil, fmt.Errorf("not an ELF kernel module: %w", err)
+	}
+	s := f.Section(".modinfo")
+	if s == nil {
+		return nil, errors.New("no .modinfo section: not a kernel module")
+	}
+	b, err := s.Data()
+	if err != nil {
+		return nil, err
+	}
+	m := map[string][]string{}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		k, v, ok := strings.Cut(string(kv), "=")
+		if ok {
+			m[k] = append(m[k], v)
+		}
+	}
+	return m, nil
+}
+
+// readModule returns a module's ELF bytes, decompressing .xz and .zst with
+// the host's xz/zstd (Debian compresses its modules with xz) and .gz in Go.
+func readModule(ctx context.Context, p string) ([]byte, error) {
+	switch {
+	case strings.HasSuffix(p, ".xz"), strings.HasSuffix(p, ".zst"):
+		tool := "xz"
+		if strings.HasSuffix(p, ".zst") {
+			tool = "zstd"
+		}
+		out, err := exec.CommandContext(ctx, tool, "-dc", p).Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return nil, fmt.Errorf("%s -dc %s: %w: %s", tool, p, err, ee.Stderr)
+			}
+			return nil, fmt.Errorf("decompress %s: %w (apt-get install xz-utils zstd)", p, err)
+		}
+		return out, nil
+	case strings.HasSuffix(p, ".gz"):
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		return io.ReadAll(z)
+	}
+	return os.ReadFile(p)
+}
+
+// ImageSpec is everything the cached base initramfs is made of.
+type ImageSpec struct {
+	Tools   Tools
+	Modules []ModuleFile
+}
+
+// BaseImage returns the cached base initramfs for spec, building it when
+// no image with the same inputs (hashed by content) exists yet. It holds
+// busybox and its applet links, iperf3, ip, tc, ethtool and wirespeed with
+// their libraries, and the modules under /lib/modules/ws/NAME.ko. The
+// per-run /init comes in a second archive (see RunArchive).
+func BaseImage(ctx context.Context, cacheDir string, spec ImageSpec, logf func(string, ...any)) (path string, built bool, err error) {
+	type input struct{ guest, host string }
+	var inputs []input
+	add := func(key, host string) error {
+		if host == "" {
+			return nil
+		}
+		inputs = append(inputs, input{guestPath[key], host})
+		libs, err := SharedLibs(host)
+		if err != nil {
+			return err
+		}
+		for _, l := range libs {
+			inputs = append(inputs, input{strings.TrimPrefix(l, "/"), l})
+		}
+		return nil
+	}
+	t := spec.Tools
+	for _, kv := range [][2]string{{"busybox", t.Busybox}, {"iperf3", t.Iperf3}, {"ip", t.IP}, {"tc", t.TC}, {"ethtool", t.Ethtool}, {"wg", t.WG}, {"wirespeed", t.Wirespeed}} {
+		if err := add(kv[0], kv[1]); err != nil {
+			return "", false, err
+		}
+	}
+	for _, m := range spec.Modules {
+		inputs = append(inputs, input{"lib/modules/ws/" + m.Name + ".ko", m.Source})
+	}
+	// Deduplicate (a library needed by two programs) and hash every input's content.
+	uniq := map[string]string{}
+	for _, in := range inputs {
+		uniq[in.guest] = in.host
+	}
+	keys := make([]string, 0, len(uniq))
+	for k := range uniq {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	fmt.Fprintf(h, "wirespeed-initramfs-v1\n")
+	for _, k := range keys {
+		sum, err := fileHash(uniq[k])
+		if err != nil {
+			return "", false, err
+		}
+		fmt.Fprintf(h, "%s %s\n", k, sum)
+	}
+	applets, err := busyboxApplets(ctx, t.Busybox)
+	if err != nil {
+		return "", false, err
+	}
+	fmt.Fprintf(h, "applets %s\n", strings.Join(applets, ","))
+	sum := hex.EncodeToString(h.Sum(nil))[:20]
+	dir := filepath.Join(cacheDir, "initramfs")
+	path = filepath.Join(dir, "base-"+sum+".cpio")
+	if fileExists(path) {
+		now := time.Now()
+		_ = os.Chtimes(path, now, now) // most recently used
+		return path, false, nil
+	}
+	defer pruneImages(dir, 4)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", false, err
+	}
+	logf("building initramfs %s (%d files)", filepath.Base(path), len(keys))
+	tmp, err := os.CreateTemp(dir, "tmp-*.cpio")
+	if err != nil {
+		return "", false, err
+	}
+	defer os.Remove(tmp.Name())
+	w := NewCPIOWriter(tmp)
+	for _, d := range []string{"bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "run", "tmp", "etc", "root", "results", "lib/modules/ws"} {
+		if err := w.Dir(d); err != nil {
+			return "", false, err
+		}
+	}
+	// The kernel opens /dev/console for init before anything is mounted.
+	if err := w.Add(CPIOEntry{Name: "dev/console", Mode: modeCharDev | 0o600, DevMajor: 5, DevMinor: 1}); err != nil {
+		return "", false, err
+	}
+	if err := w.Add(CPIOEntry{Name: "dev/null", Mode: modeCharDev | 0o666, DevMajor: 1, DevMinor: 3}); err != nil {
+		return "", false, err
+	}
+	for _, k := range keys {
+		var data []byte
+		if strings.HasPrefix(k, "lib/modules/ws/") {
+			data, err = readModule(ctx, uniq[k])
+		} else {
+			data, err = os.ReadFile(uniq[k])
+		}
+		if err != nil {
+			return "", false, err
+		}
+		if err := w.File(k, 0o755, data); err != nil {
+			return "", false, err
+		}
+	}
+	have := map[string]bool{}
+	for _, k := range keys {
+		have[k] = true
+	}
+	for _, a := range applets {
+		// Real tools of the same name win (ip, tc, ethtool live in /sbin).
+		if a == "busybox" || have["sbin/"+a] || have["usr/bin/"+a] {
+			continue
+		}
+		if err := w.Symlink("bin/"+a, "busybox"); err != nil {
+			return "", false, err
+		}
+	}
+	if err := w.File("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n")); err != nil {
+		return "", false, err
+	}
+	if err := w.File("etc/group", 0o644, []byte("root:x:0:\n")); err != nil {
+		return "", false, err
+	}
+	if err := w.Close(); err != nil {
+		return "", false, err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", false, err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", false, err
+	}
+	return path, true, nil
+}
+
+// pruneImages keeps the keep most recently used base images (each new
+// wirespeed build makes a new one).
+func pruneImages(dir string, keep int) {
+	m, _ := filepath.Glob(filepath.Join(dir, "base-*.cpio"))
+	type img struct {
+		p string
+		t time.Time
+	}
+	var imgs []img
+	for _, p := range m {
+		if st, err := os.Stat(p); err == nil {
+			imgs = append(imgs, img{p, st.ModTime()})
+		}
+	}
+	sort.Slice(imgs, func(i, j int) bool { return imgs[i].t.After(imgs[j].t) })
+	for i := keep; i < len(imgs); i++ {
+		_ = os.Remove(imgs[i].p)
+	}
+}
+
+func busyboxApplets(ctx context.Context, busybox string) ([]string, error) {
+	out, err := exec.CommandContext(ctx, busybox, "--list").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s --list: %w", busybox, err)
+	}
+	var a []string
+	for _, l := range strings.Fields(string(out)) {
+		if !strings.ContainsAny(l, "/[") {
+			a = append(a, l)
+		}
+	}
+	if len(a) == 0 {
+		return nil, fmt.Errorf("%s --list printed no applets", busybox)
+	}
+	sort.Strings(a)
+	return a, nil
+}
+
+func fileHash(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash %s: %w", p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// RunArchive is the small second archive of a run: /init and files.
+func RunArchive(w io.Writer, init string, files map[string][]byte) error {
+	c := NewCPIOWriter(w)
+	if err := c.File("init", 0o755, []byte(init)); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := c.File(n, 0o755, files[n]); err != nil {
+			return err
+		}
+	}
+	return c.Close()
+}
+
+// JoinInitramfs writes base followed by the run archive into dst: the
+// kernel unpacks both, the second on top of the first.
+func JoinInitramfs(dst, base string, run []byte) error {
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	in, err := os.Open(base)
+	if err != nil {
+		out.Close()
+		return err
+	}
+	defer in.Close()
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if _, err := out.Write(run); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
