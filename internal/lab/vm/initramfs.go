@@ -187,6 +187,11 @@ func Overrides(dir string) (map[string]string, map[string][]string, error) {
 	if dir == "" {
 		return nil, nil, nil
 	}
+	// Paths are joined to the kernel's module tree unless absolute.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--modules-dir: %w", err)
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--modules-dir: %w", err)
