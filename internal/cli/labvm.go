@@ -35,6 +35,7 @@ Scenarios (wirespeed lab vm list):
   usb-nic     qemu-xhci + usb-net (cdc_ether on usbnet) to a tap in a host namespace
   bql         the NCM link at high speed with a prio qdisc and an EF probe
   wireguard   --tunnels N WireGuard tunnels between two guest namespaces, --threaded on|off
+  usbnet-stress  --cycles N of rebind, link flap, MTU, module reload, suspend/resume under traffic
   boot        boot, --load modules, --exec CMD
 
 Examples:
@@ -59,6 +60,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	fs.StringVar(dur, "duration", "10s", "same as -t")
 	streams := fs.Int("P", 2, "parallel streams (iperf3 -P)")
 	dir := fs.String("direction", "both", "send (guest device -> peer), receive, or both (two bench runs)")
+	cycles := fs.Int("cycles", 30, "usbnet-stress: disruptions to run")
 	speed := fs.String("speed", "", "dummy_hcd link speed: super, high or full (usb-gadget: super, bql: high)")
 	tunnels := fs.Int("tunnels", 4, "wireguard: tunnels (one iperf3 flow each)")
 	threaded := fs.String("threaded", "", "wireguard: threaded NAPI on or off (default: the kernel's)")
@@ -105,7 +107,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	cfg := vm.Config{
-		Options: vm.Options{Scenario: pos[0], Duration: d, Streams: *streams, Direction: *dir, Speed: *speed, Tunnels: *tunnels, Threaded: *threaded,
+		Options: vm.Options{Scenario: pos[0], Duration: d, Streams: *streams, Direction: *dir, Speed: *speed, Cycles: *cycles, Tunnels: *tunnels, Threaded: *threaded,
 			Load: loads, Exec: *exe, RawIperf3: *raw, NoPin: *noPin, BenchArgs: strings.Fields(*benchArgs)},
 		CacheDir: *cache, KernelRelease: *kver, KernelImage: *kimg, ModulesPath: *kmods, ModulesDir: *mdir,
 		Wirespeed: *wsBin, OutDir: *out, Timeout: to, CPUs: *cpus, MemMB: *mem, Accel: *accel, Append: *appendArgs,

@@ -40,6 +40,8 @@ type Options struct {
 	// NoPin leaves the tracepoints observe uses off until it attaches (see
 	// ws_pin_tracepoints in the guest's scripts).
 	NoPin bool `json:"no_pin_tracepoints,omitempty"`
+	// Cycles is the usbnet-stress scenario's number of disruptions.
+	Cycles int `json:"cycles,omitempty"`
 }
 
 // Scenario is one guest topology and what runs in it.
@@ -56,6 +58,9 @@ type Scenario struct {
 	USBNIC bool
 	// MaxTime estimates the guest's run time for the hard timeout.
 	MaxTime func(o Options) time.Duration
+	// NoBench: the scenario runs no bench, so observe's tracepoints need
+	// not be pinned before it.
+	NoBench bool
 }
 
 // Addresses (RFC 2544 benchmarking range; only inside the guest or in the
@@ -114,6 +119,7 @@ var scenarios = map[string]*Scenario{
 	},
 	"boot": {
 		Name:    "boot",
+		NoBench: true,
 		Summary: "boot, load the --load modules, run --exec CMD, return dmesg (for checking a kernel or a module)",
 		Modules: func(o Options) []string { return nil },
 		Script: func(o Options) string {
@@ -514,7 +520,7 @@ ws stage modules
 		fmt.Fprintf(&b, "echo %s >> /results/modules.txt\n", shq(l.Name+" "+l.Source))
 	}
 	b.WriteString("grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs configfs /sys/kernel/config 2>/dev/null\n")
-	if !o.RawIperf3 && !o.NoPin && s.Name != "boot" {
+	if !o.RawIperf3 && !o.NoPin && !s.NoBench {
 		b.WriteString("ws_pin_tracepoints\n")
 	}
 	b.WriteString(s.Script(o))
