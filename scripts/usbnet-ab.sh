@@ -1,0 +1,49 @@
+#!/bin/sh
+# usbnet-ab.sh [OUT_DIR] [REPS] - the evidence for kernel/usbnet: stock
+# usbnet vs ours in the VM lab, interleaved (stock, ours, stock, ours, ...),
+# REPS boots each (default 5) of usb-gadget and usb-nic (both directions)
+# and bql (send, high speed, EF probe under load), bench observing in full
+# mode so the GRO ratio counts segments. Then the comparisons, paired by
+# repetition. Needs root and the modules built (make -C kernel/usbnet).
+# Takes about 3 minutes per repetition with TCG on 2 host CPUs.
+set -u
+out=${1:-usbnet-ab-$(date +%Y%m%d-%H%M%S)}
+n=${2:-5}
+ws=${WIRESPEED:-./wirespeed}
+kver=${KVER:-$(ls kernel/usbnet/out 2>/dev/null | sort -V | tail -1)}
+mods=kernel/usbnet/out/$kver
+[ -f "$mods/usbnet.ko" ] || { echo "no $mods/usbnet.ko: run make -C kernel/usbnet first" >&2; exit 1; }
+mkdir -p "$out"
+run() { # NAME VARIANT ARGS...
+	name=$1 variant=$2; shift 2
+	extra=""
+	[ "$variant" = ours ] && extra="--modules-dir $mods"
+	echo "== $name: wirespeed lab vm $* $extra" | tee -a "$out/runs.txt"
+	# shellcheck disable=SC2086
+	if "$ws" lab vm "$@" $extra --bench-args '--observe full' --out "$out/$name" > "$out/$name.txt" 2>&1; then
+		echo "   ok" | tee -a "$out/runs.txt"
+	else
+		echo "   FAILED: $(tail -n 1 "$out/$name.txt")" | tee -a "$out/runs.txt"
+	fi
+}
+i=1
+while [ "$i" -le "$n" ]; do
+	for v in stock ours; do
+		run "usb-gadget-$v-$i" "$v" usb-gadget -t 8s -P 2
+		run "usb-nic-$v-$i" "$v" usb-nic -t 8s -P 2
+		run "bql-$v-$i" "$v" bql -t 8s --speed high --direction send
+	done
+	i=$((i + 1))
+done
+list() { # SCENARIO VARIANT FILE -> comma list of the result files that exist
+	ls "$out"/"$1"-"$2"-*/"$3" 2>/dev/null | sort -V | paste -sd, -
+}
+for s in usb-gadget usb-nic; do
+	for d in receive send; do
+		echo "=== $s $d: A = stock, B = ours" | tee -a "$out/compare.txt"
+		"$ws" compare "$(list $s stock bench-$d.json)" "$(list $s ours bench-$d.json)" | tee -a "$out/compare.txt"
+	done
+done
+echo "=== bql send: A = stock, B = ours" | tee -a "$out/compare.txt"
+"$ws" compare "$(list bql stock bench-send.json)" "$(list bql ours bench-send.json)" | tee -a "$out/compare.txt"
+python3 "$(dirname "$0")/vm-summary.py" "$out"/*/ | tee "$out/summary.txt"
