@@ -72,6 +72,11 @@ func smokeRun(t *testing.T, cfg Config) (*Outcome, error) {
 	t.Helper()
 	cache, bin := smokeSetup(t)
 	cfg.CacheDir, cfg.Wirespeed, cfg.OutDir = cache, bin, t.TempDir()
+	// Multi-threaded TCG crashes a few stock boots in ten on text
+	// patching ("Oops: int3"); CI must not fail on that.
+	if cfg.Accel == "" {
+		cfg.Accel = "tcg-single"
+	}
 	cfg.Logf = t.Logf
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
