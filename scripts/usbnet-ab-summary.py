@@ -26,9 +26,12 @@ def metrics(scn,v,i,dirn):
     # BQL samples
     bq=[]
     for s in run.get('samples',[]):
-        for q in (s.get('bql') or []):
-            bq.append((q.get('inflight'),q.get('limit')))
-    if bq: m['bql_max_inflight']=max(x[0] or 0 for x in bq); m['bql_max_limit']=max(x[1] or 0 for x in bq)
+        for dev in (s.get('devices') or {}).values():
+            for q in (dev.get('bql') or []):
+                bq.append((q.get('inflight') or 0,q.get('limit') or 0))
+    if bq:
+        m['bql_max_inflight']=max(x[0] for x in bq); m['bql_max_limit']=max(x[1] for x in bq)
+        m['bql_samples']=bq
     return m
 for scn,dirs in [('usb-gadget',['receive','send']),('usb-nic',['receive','send']),('bql',['send'])]:
     for dirn in dirs:
@@ -50,3 +53,13 @@ for scn,dirs in [('usb-gadget',['receive','send']),('usb-nic',['receive','send']
             # cpu per mbit
             cpm=[(p[0]['cpu_softirq_pct']/p[0][key], p[1]['cpu_softirq_pct']/p[1][key]) for p in pairs if p[0].get(key) and p[1].get(key)]
             if cpm: print(f'   softirq%% per 100 Mbit/s: stock {100*st.mean([x[0] for x in cpm]):.1f} ours {100*st.mean([x[1] for x in cpm]):.1f}')
+
+# BQL over all samples of the bql runs: stock never calls the hooks
+for v in ('stock','ours'):
+    allq=[]
+    for i in range(1,6):
+        m=metrics('bql',v,i,'send')
+        if m and 'bql_samples' in m: allq+=m['bql_samples']
+    if allq:
+        inf=[x[0] for x in allq]; lim=[x[1] for x in allq]
+        print(f'bql {v}: {len(allq)} samples, inflight median {st.median(inf):.0f} max {max(inf)}, limit median {st.median(lim):.0f} min {min(lim)} max {max(lim)}')
