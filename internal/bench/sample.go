@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/hostfs"
+	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/procfs"
 )
 
@@ -273,30 +273,13 @@ func ParseNetDev(b []byte, dev string) (DevSample, error) {
 	return DevSample{}, fmt.Errorf("/proc/net/dev: no device %s: %w", dev, os.ErrNotExist)
 }
 
-// DeviceIRQs finds the interrupts that serve dev: the MSI vectors or legacy
-// IRQ of its device, or of the nearest parent that has one (for a USB NIC,
-// the xHCI controller).
+// DeviceIRQs finds the interrupts that serve dev (for a USB NIC, its host
+// controller's), as inspect does.
 func DeviceIRQs(fs *hostfs.FS, dev string) []int {
 	p, err := fs.RealPath("/sys/class/net/" + dev + "/device")
 	if err != nil {
 		return nil
 	}
-	for dir := p; dir != "/" && dir != "." && strings.HasPrefix(dir, "/sys/devices"); dir = filepath.Dir(dir) {
-		if ents, err := fs.ReadDir(dir + "/msi_irqs"); err == nil && len(ents) > 0 {
-			var out []int
-			for _, e := range ents {
-				if n, err := strconv.Atoi(e); err == nil {
-					out = append(out, n)
-				}
-			}
-			sort.Ints(out)
-			return out
-		}
-		if s, err := fs.ReadString(dir + "/irq"); err == nil {
-			if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 {
-				return []int{n}
-			}
-		}
-	}
-	return nil
+	irqs, _, _ := inspect.DeviceIRQs(fs, p)
+	return irqs
 }

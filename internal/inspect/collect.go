@@ -719,31 +719,20 @@ func (c *collector) irqs(d *Device) []IRQ {
 		}
 	}
 	if d.DevicePath != "" {
-		for dir := d.DevicePath; dir != "/sys/devices" && dir != "/" && dir != "."; dir = path.Dir(dir) {
-			what := path.Base(dir)
-			if d.USB != nil && dir == d.USB.HostController.Path {
+		if nums, owner, msi := DeviceIRQs(c.fs, d.DevicePath); len(nums) > 0 {
+			what := path.Base(owner)
+			if d.USB != nil && owner == d.USB.HostController.Path {
 				what = "USB host controller " + what
 				if d.USB.HostController.Driver != "" {
 					what += " (" + d.USB.HostController.Driver + ")"
 				}
 			}
-			var nums []int
-			if ents, err := c.fs.ReadDir(dir + "/msi_irqs"); err == nil {
-				for _, e := range ents {
-					if n, err := strconv.Atoi(e); err == nil {
-						nums = append(nums, n)
-					}
-				}
-				sort.Ints(nums)
-				for _, n := range nums {
-					add(n, "MSI of "+what)
-				}
-			} else if n := c.intp(dir + "/irq"); n != nil && *n > 0 {
-				nums = append(nums, *n)
-				add(*n, "IRQ line of "+what)
+			kind := "IRQ line of "
+			if msi {
+				kind = "MSI of "
 			}
-			if len(nums) > 0 {
-				break
+			for _, n := range nums {
+				add(n, kind+what)
 			}
 		}
 	}
@@ -766,6 +755,33 @@ func (c *collector) irqs(d *Device) []IRQ {
 		out = append(out, c.irq(f.n, f.via, d))
 	}
 	return out
+}
+
+// DeviceIRQs returns the interrupts of the first device at or above the
+// sysfs path devicePath that has any - its MSI vectors (msi_irqs/), else its
+// legacy line (irq) - with that device's path and whether they are MSIs.
+// For a USB network device this is its host controller: a USB device has no
+// interrupt of its own.
+func DeviceIRQs(f *hostfs.FS, devicePath string) (irqs []int, owner string, msi bool) {
+	for dir := devicePath; strings.HasPrefix(dir, "/sys/devices/"); dir = path.Dir(dir) {
+		if ents, err := f.ReadDir(dir + "/msi_irqs"); err == nil {
+			for _, e := range ents {
+				if n, err := strconv.Atoi(e); err == nil {
+					irqs = append(irqs, n)
+				}
+			}
+			if len(irqs) > 0 {
+				sort.Ints(irqs)
+				return irqs, dir, true
+			}
+		}
+		if s, err := f.ReadString(dir + "/irq"); err == nil {
+			if n, err := strconv.Atoi(s); err == nil && n > 0 {
+				return []int{n}, dir, false
+			}
+		}
+	}
+	return nil, "", false
 }
 
 func (c *collector) irq(n int, via string, d *Device) IRQ {
