@@ -110,6 +110,12 @@ func TestLabBench(t *testing.T) {
 		kinds := map[string]bool{}
 		for _, p := range run.Probes {
 			kinds[p.Kind] = true
+			// As root both probe sockets (raw ICMP, UDP) take the
+			// kernel's receive time; an ICMP raw socket read with
+			// ReadMsgIP still parses (its IPv4 header is stripped).
+			if p.RxTime != "kernel" {
+				t.Errorf("%s %s probe: receive times from %q, want kernel", run.Variant, p.Kind, p.RxTime)
+			}
 			if p.Idle.Sent == 0 || p.Idle.Sent == p.Idle.Lost || p.Loaded.Sent == 0 || p.Loaded.Sent == p.Loaded.Lost {
 				t.Errorf("%s %s probe: idle %+v loaded %+v", run.Variant, p.Kind, p.Idle, p.Loaded)
 			}

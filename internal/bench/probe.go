@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/net/icmp"
 	"golang.org/x/net/ipv4"
@@ -106,6 +107,17 @@ type Prober struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	closed bool
+
+	kernelRx bool // replies carry the kernel's receive time (SO_TIMESTAMPNS)
+}
+
+// RxTime says where receive times come from: "kernel" (SO_TIMESTAMPNS)
+// or "user" (when the reply was read).
+func (p *Prober) RxTime() string {
+	if p.kernelRx {
+		return "kernel"
+	}
+	return "user"
 }
 
 // ValidateProbe checks interval, TOS and priority.
@@ -197,6 +209,12 @@ func (p *Prober) setOpts(c interface {
 	}
 	var serr error
 	err = rc.Control(func(fd uintptr) {
+		// Receive times from the kernel (as ping takes them): the moment
+		// the reply reached the socket, not when this process next got a
+		// CPU - on a loaded host that wakeup alone can add milliseconds.
+		if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) == nil {
+			p.kernelRx = true
+		}
 		if p.cfg.TOS != 0 {
 			if e := unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TOS, p.cfg.TOS); e != nil {
 				serr = fmt.Errorf("set IP_TOS %d: %w", p.cfg.TOS, e)
@@ -270,12 +288,61 @@ func (p *Prober) expire(now time.Time) {
 	}
 }
 
+// read returns the next datagram and when it arrived: the kernel's
+// SO_TIMESTAMPNS time where the socket has it, otherwise now.
+func (p *Prober) read(buf, oob []byte) (int, time.Time, error) {
+	if p.kernelRx {
+		var n, oobn int
+		var err error
+		switch c := p.conn.(type) {
+		case *net.IPConn:
+			n, oobn, _, _, err = c.ReadMsgIP(buf, oob)
+			// Unlike ReadFrom, ReadMsgIP leaves a raw socket's IPv4
+			// header in place.
+			if err == nil && n > 0 && buf[0]>>4 == 4 {
+				if hl := int(buf[0]&0x0f) * 4; hl >= 20 && hl <= n {
+					n = copy(buf, buf[hl:n])
+				}
+			}
+		case *net.UDPConn:
+			n, oobn, _, _, err = c.ReadMsgUDP(buf, oob)
+		default:
+			n, _, err = p.conn.ReadFrom(buf)
+		}
+		now := time.Now()
+		if err == nil {
+			if t, ok := kernelTime(oob[:oobn]); ok {
+				return n, t, nil
+			}
+		}
+		return n, now, err
+	}
+	n, _, err := p.conn.ReadFrom(buf)
+	return n, time.Now(), err
+}
+
+// kernelTime finds an SCM_TIMESTAMPNS in a control message buffer.
+func kernelTime(oob []byte) (time.Time, bool) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, m := range msgs {
+		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS &&
+			len(m.Data) >= int(unsafe.Sizeof(unix.Timespec{})) {
+			ts := *(*unix.Timespec)(unsafe.Pointer(&m.Data[0]))
+			return time.Unix(int64(ts.Sec), int64(ts.Nsec)), true
+		}
+	}
+	return time.Time{}, false
+}
+
 func (p *Prober) receive() {
 	defer p.wg.Done()
 	buf := make([]byte, 1500)
+	oob := make([]byte, 128)
 	for {
-		n, _, err := p.conn.ReadFrom(buf)
-		now := time.Now()
+		n, now, err := p.read(buf, oob)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return

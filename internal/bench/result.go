@@ -103,6 +103,7 @@ type ProbeSeries struct {
 	Target   string     `json:"target"`
 	TOS      int        `json:"tos"`
 	Priority int        `json:"priority"`
+	RxTime   string     `json:"rx_time,omitempty"` // "kernel" (SO_TIMESTAMPNS) or "user"
 	Idle     PhaseStats `json:"idle"`
 	Loaded   PhaseStats `json:"loaded"`
 	RTTs     []RTT      `json:"rtts"`

@@ -395,7 +395,7 @@ func (o *Options) runOne(ctx context.Context, res *Result, v Variant, rep, n, to
 	stopProbes := func() {
 		for _, pr := range probes {
 			rtts := pr.p.Stop(context.Background())
-			ps := ProbeSeries{Kind: pr.cfg.Kind, Target: pr.cfg.Target.String(), TOS: pr.cfg.TOS, Priority: pr.cfg.Priority, RTTs: rtts}
+			ps := ProbeSeries{Kind: pr.cfg.Kind, Target: pr.cfg.Target.String(), TOS: pr.cfg.TOS, Priority: pr.cfg.Priority, RxTime: pr.p.RxTime(), RTTs: rtts}
 			if pr.cfg.Kind == ProbeICMP {
 				ps.Target = pr.cfg.Target.Addr().String()
 			}
