@@ -35,6 +35,7 @@ Scenarios (wirespeed lab vm list):
   usb-nic     qemu-xhci + usb-net (cdc_ether on usbnet) to a tap in a host namespace
   bql         the NCM link at high speed with a prio qdisc and an EF probe
   wireguard   --tunnels N WireGuard tunnels between two guest namespaces, --threaded on|off
+  (usb-gadget, bql and usb-nic take --threaded on|off for the usbnet device)
   usbnet-stress  --cycles N of rebind, link flap, MTU, module reload, suspend/resume under traffic
   boot        boot, --load modules, --exec CMD
 
@@ -63,7 +64,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	cycles := fs.Int("cycles", 30, "usbnet-stress: disruptions to run")
 	speed := fs.String("speed", "", "dummy_hcd link speed: super, high or full (usb-gadget: super, bql: high)")
 	tunnels := fs.Int("tunnels", 4, "wireguard: tunnels (one iperf3 flow each)")
-	threaded := fs.String("threaded", "", "wireguard: threaded NAPI on or off (default: the kernel's)")
+	threaded := fs.String("threaded", "", "threaded NAPI on or off for the device under test (usb-gadget, bql, usb-nic) or the WireGuard devices (default: the kernel's)")
 	out := fs.String("out", "", "directory for the results (default wirespeed-vm-SCENARIO-DATE-TIME)")
 	kver := fs.String("kernel-version", "", "Debian kernel to use, e.g. 6.12.117 (default: the newest 6.12 apt knows)")
 	kimg := fs.String("kernel", "", "boot this kernel image instead of Debian's (needs --modules)")
