@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """usbnet-ab-summary.py DIR - the per-pair table of docs/results.md (usbnet, stock
-vs ours) from a scripts/usbnet-ab.sh run: for usb-gadget and usb-nic (both
-directions) and bql (send), each repetition where both sides completed, with
-throughput, the probe under load, softirq, observe's RX path and GRO ratio,
-then ratios of means and per pair, and softirq per 100 Mbit/s."""
-import json,glob,os,statistics as st,sys
+vs ours, and vs ours-softirq where run) from a scripts/usbnet-ab.sh run: for
+usb-gadget and usb-nic (both directions) and bql (send), each repetition where
+both sides completed, with throughput, the probe under load, softirq,
+observe's RX path and GRO ratio, then ratios of means and per pair, and
+softirq per 100 Mbit/s."""
+import json,glob,os,re,statistics as st,sys
 d=sys.argv[1]
+reps=sorted({int(m.group(1)) for p in glob.glob(f'{d}/*-*-*/') for m in [re.search(r'-(\d+)/$',p)] if m})
+variants=[v for v in ('ours','ours-softirq') if glob.glob(f'{d}/*-{v}-*/')]
 def load(p):
     try: return json.load(open(p))
     except Exception: return None
@@ -33,31 +36,32 @@ def metrics(scn,v,i,dirn):
         m['bql_max_inflight']=max(x[0] for x in bq); m['bql_max_limit']=max(x[1] for x in bq)
         m['bql_samples']=bq
     return m
-for scn,dirs in [('usb-gadget',['receive','send']),('usb-nic',['receive','send']),('bql',['send'])]:
+for ours,scn,dirs in [(v,s,ds) for v in variants for s,ds in [('usb-gadget',['receive','send']),('usb-nic',['receive','send']),('bql',['send'])]]:
     for dirn in dirs:
         key=f'{dirn}_mbit'
-        print(f'== {scn} {dirn}')
+        if not glob.glob(f'{d}/{scn}-{ours}-*/'): continue
+        print(f'== {scn} {dirn}: stock vs {ours}')
         pairs=[]
-        for i in range(1,6):
-            a=metrics(scn,'stock',i,dirn); b=metrics(scn,'ours',i,dirn)
+        for i in reps:
+            a=metrics(scn,'stock',i,dirn); b=metrics(scn,ours,i,dirn)
             fa=lambda m,k: (round(m[k],1) if m and k in m else None)
             print(f'  rep{i}: stock {fa(a,key)} Mbit/s p50 {fa(a,"icmp_load_p50_ms")} p99 {fa(a,"icmp_load_p99_ms")} sirq {fa(a,"cpu_softirq_busiest_pct")} {a.get("path") if a else ""} gro {fa(a,"gro")} bql {a.get("bql_max_inflight") if a else ""}/{a.get("bql_max_limit") if a else ""}'
-                  f' | ours {fa(b,key)} p50 {fa(b,"icmp_load_p50_ms")} p99 {fa(b,"icmp_load_p99_ms")} sirq {fa(b,"cpu_softirq_busiest_pct")} {b.get("path") if b else ""} gro {fa(b,"gro")} bql {b.get("bql_max_inflight") if b else ""}/{b.get("bql_max_limit") if b else ""}')
+                  f' | {ours} {fa(b,key)} p50 {fa(b,"icmp_load_p50_ms")} p99 {fa(b,"icmp_load_p99_ms")} sirq {fa(b,"cpu_softirq_busiest_pct")} {b.get("path") if b else ""} gro {fa(b,"gro")} bql {b.get("bql_max_inflight") if b else ""}/{b.get("bql_max_limit") if b else ""}')
             if a and b and key in a and key in b: pairs.append((a,b))
         if pairs:
             for k in [key,'icmp_load_p50_ms','icmp_load_p99_ms','cpu_softirq_busiest_pct','cpu_softirq_pct']:
                 xa=[p[0][k] for p in pairs if k in p[0] and k in p[1]]; xb=[p[1][k] for p in pairs if k in p[0] and k in p[1]]
                 if xa and st.mean(xa):
                     rs=[b/a for a,b in zip(xa,xb) if a]
-                    print(f'   {k}: stock mean {st.mean(xa):.1f} ours {st.mean(xb):.1f} ratio of means {st.mean(xb)/st.mean(xa):.2f} per-pair ratios {[round(r,2) for r in rs]} (n={len(xa)})')
+                    print(f'   {k}: stock mean {st.mean(xa):.1f} {ours} {st.mean(xb):.1f} ratio of means {st.mean(xb)/st.mean(xa):.2f} per-pair ratios {[round(r,2) for r in rs]} (n={len(xa)})')
             # cpu per mbit
             cpm=[(p[0]['cpu_softirq_pct']/p[0][key], p[1]['cpu_softirq_pct']/p[1][key]) for p in pairs if p[0].get(key) and p[1].get(key)]
-            if cpm: print(f'   softirq%% per 100 Mbit/s: stock {100*st.mean([x[0] for x in cpm]):.1f} ours {100*st.mean([x[1] for x in cpm]):.1f}')
+            if cpm: print(f'   softirq%% per 100 Mbit/s: stock {100*st.mean([x[0] for x in cpm]):.1f} {ours} {100*st.mean([x[1] for x in cpm]):.1f}')
 
 # BQL over all samples of the bql runs: stock never calls the hooks
 for v in ('stock','ours'):
     allq=[]
-    for i in range(1,6):
+    for i in reps:
         m=metrics('bql',v,i,'send')
         if m and 'bql_samples' in m: allq+=m['bql_samples']
     if allq:

@@ -1,14 +1,18 @@
 #!/bin/sh
 # usbnet-ab.sh [OUT_DIR] [REPS] - the evidence for kernel/usbnet: stock
-# usbnet vs ours in the VM lab, interleaved (stock, ours, stock, ours, ...),
-# REPS boots each (default 5) of usb-gadget and usb-nic (both directions)
-# and bql (send, high speed, EF probe under load), bench observing in full
-# mode so the GRO ratio counts segments. Then the comparisons, paired by
-# repetition. Needs root and the modules built (make -C kernel/usbnet).
-# Takes about 3 minutes per repetition with TCG on 2 host CPUs.
+# usbnet vs ours in the VM lab, interleaved (stock, ours, ours-softirq,
+# stock, ...), REPS boots each (default 5) of usb-gadget and usb-nic (both
+# directions) and bql (send, super speed, EF probe under load; stock and
+# ours only), bench observing in full mode so the GRO ratio counts
+# segments. ours-softirq is our build with its NAPI polled in softirq
+# (--threaded off). Then the comparisons against stock, paired by
+# repetition. VARIANTS="stock ours" leaves ours-softirq out. Needs root and
+# the modules built (make -C kernel/usbnet). Takes about 5 minutes per
+# repetition with TCG on 2 host CPUs.
 set -u
 out=${1:-usbnet-ab-$(date +%Y%m%d-%H%M%S)}
 n=${2:-5}
+variants=${VARIANTS:-stock ours ours-softirq}
 ws=${WIRESPEED:-./wirespeed}
 kver=${KVER:-$(ls kernel/usbnet/out 2>/dev/null | sort -V | tail -1)}
 mods=kernel/usbnet/out/$kver
@@ -16,8 +20,12 @@ mods=kernel/usbnet/out/$kver
 mkdir -p "$out"
 run() { # NAME VARIANT ARGS...
 	name=$1 variant=$2; shift 2
-	extra=""
-	[ "$variant" = ours ] && extra="--modules-dir $mods"
+	case $variant in
+	stock) extra="" ;;
+	ours) extra="--modules-dir $mods" ;;
+	ours-softirq) extra="--modules-dir $mods --threaded off" ;;
+	*) echo "unknown variant $variant" >&2; exit 2 ;;
+	esac
 	echo "== $name: wirespeed lab vm $* $extra" | tee -a "$out/runs.txt"
 	# shellcheck disable=SC2086
 	if "$ws" lab vm "$@" $extra --bench-args '--observe full' --out "$out/$name" > "$out/$name.txt" 2>&1; then
@@ -28,20 +36,23 @@ run() { # NAME VARIANT ARGS...
 }
 i=1
 while [ "$i" -le "$n" ]; do
-	for v in stock ours; do
+	for v in $variants; do
 		run "usb-gadget-$v-$i" "$v" usb-gadget -t 8s -P 2
 		run "usb-nic-$v-$i" "$v" usb-nic -t 8s -P 2
-		run "bql-$v-$i" "$v" bql -t 8s --speed high --direction send
+		[ "$v" = ours-softirq ] || run "bql-$v-$i" "$v" bql -t 8s --speed super --direction send
 	done
 	i=$((i + 1))
 done
 list() { # SCENARIO VARIANT FILE -> comma list of the result files that exist
 	ls "$out"/"$1"-"$2"-*/"$3" 2>/dev/null | sort -V | paste -sd, -
 }
-for s in usb-gadget usb-nic; do
-	for d in receive send; do
-		echo "=== $s $d: A = stock, B = ours" | tee -a "$out/compare.txt"
-		"$ws" compare "$(list $s stock bench-$d.json)" "$(list $s ours bench-$d.json)" | tee -a "$out/compare.txt"
+for v in $variants; do
+	[ "$v" = stock ] && continue
+	for s in usb-gadget usb-nic; do
+		for d in receive send; do
+			echo "=== $s $d: A = stock, B = $v" | tee -a "$out/compare.txt"
+			"$ws" compare "$(list $s stock bench-$d.json)" "$(list $s "$v" bench-$d.json)" | tee -a "$out/compare.txt"
+		done
 	done
 done
 echo "=== bql send: A = stock, B = ours" | tee -a "$out/compare.txt"
