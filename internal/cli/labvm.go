@@ -33,7 +33,7 @@ qemu-system-x86 busybox-static kmod iperf3).
 Scenarios (wirespeed lab vm list):
   usb-gadget  dummy_hcd + configfs NCM gadget looped back to cdc_ncm (usbnet)
   usb-nic     qemu-xhci + usb-net (cdc_ether on usbnet) to a tap in a host namespace
-  bql         the NCM link at high speed with a prio qdisc and an EF probe
+  bql         the NCM link (super speed) with a prio qdisc and an EF probe
   wireguard   --tunnels N WireGuard tunnels between two guest namespaces, --threaded on|off
   (usb-gadget, bql and usb-nic take --threaded on|off for the usbnet device)
   usbnet-stress  --cycles N of rebind, link flap, MTU, module reload, suspend/resume under traffic
@@ -62,7 +62,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	streams := fs.Int("P", 2, "parallel streams (iperf3 -P)")
 	dir := fs.String("direction", "both", "send (guest device -> peer), receive, or both (two bench runs)")
 	cycles := fs.Int("cycles", 30, "usbnet-stress: disruptions to run")
-	speed := fs.String("speed", "", "dummy_hcd link speed: super, high or full (usb-gadget: super, bql: high)")
+	speed := fs.String("speed", "", "dummy_hcd link speed for usb-gadget and bql: super (default), high or full")
 	tunnels := fs.Int("tunnels", 4, "wireguard: tunnels (one iperf3 flow each)")
 	threaded := fs.String("threaded", "", "threaded NAPI on or off for the device under test (usb-gadget, bql, usb-nic) or the WireGuard devices (default: the kernel's)")
 	out := fs.String("out", "", "directory for the results (default wirespeed-vm-SCENARIO-DATE-TIME)")

@@ -313,3 +313,22 @@ func TestInitScriptsParse(t *testing.T) {
 		}
 	}
 }
+
+// --threaded reaches the usbnet device of the usbnet scenarios, and every
+// run records what the knob says.
+func TestDUTThreadedKnob(t *testing.T) {
+	for name, ifVar := range map[string]string{"usb-gadget": "HIF", "bql": "HIF", "usb-nic": "DIF"} {
+		for threaded, want := range map[string]string{"off": "echo 0 > /sys/class/net/$" + ifVar + "/threaded", "on": "echo 1 > /sys/class/net/$" + ifVar + "/threaded", "": ""} {
+			script := scenarios[name].Script(Options{Scenario: name, Duration: 3e9, Streams: 2, Direction: "send", Speed: "super", Threaded: threaded})
+			if want != "" && !strings.Contains(script, want) {
+				t.Errorf("%s --threaded %s: script lacks %q", name, threaded, want)
+			}
+			if threaded == "" && strings.Contains(script, "/threaded 2>/dev/null ||") {
+				t.Errorf("%s without --threaded writes the knob", name)
+			}
+			if !strings.Contains(script, "dut_threaded=$(cat /sys/class/net/$"+ifVar+"/threaded") {
+				t.Errorf("%s --threaded %q: the knob's value is not recorded", name, threaded)
+			}
+		}
+	}
+}

@@ -95,7 +95,7 @@ var scenarios = map[string]*Scenario{
 	},
 	"bql": {
 		Name:    "bql",
-		Summary: "the NCM gadget link at high (or full) speed, slower than the host, so usbnet's TX queue fills; prio qdisc + prioritized probe under load",
+		Summary: "the NCM gadget link (super speed by default), slower than the host, so usbnet's TX queue fills; prio qdisc + prioritized probe under load",
 		Modules: func(o Options) []string {
 			return []string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs", "sch_prio"}
 		},

@@ -120,10 +120,10 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if c.Speed == "" {
+		// bql too: at super speed stock usbnet queues 27 NTB URBs
+		// (~445 KB), the deep driver queue BQL is for; at high speed
+		// only 5.
 		c.Speed = "super"
-		if s.Name == "bql" {
-			c.Speed = "high"
-		}
 	}
 	if err := ValidSpeed(c.Speed); err != nil {
 		return err
