@@ -4,16 +4,19 @@
 # two namespaces, a veth pair, receiver GRO on (veth NAPI + GRO) and sender
 # TSO/GSO/GRO off, so every wire-sized segment passes napi_gro_receive - the
 # busiest case for the tracepoints. TCP bulk with iperf3. Modes: A no
-# tracing, B wirespeed observe, L wirespeed observe --light, C bpftrace;
-# interleaved A B L C, B L C A, L C A B, ... so drift on this shared machine
-# hits all alike.
+# tracing, B wirespeed observe, L wirespeed observe --light, S wirespeed
+# observe --light --sample 10% (what bench uses), C bpftrace; interleaved
+# A B L S C, B L S C A, L S C A B, ... so drift on this shared machine hits
+# all alike.
 #
 # Usage: sudo scripts/observe-overhead.sh [REPS] [SECONDS]   (default 6 8;
 #        REPS 0: only the program cost part)
 #        WIRESPEED=path/to/wirespeed to use a built binary (default: go build)
 #        STATS=0 to skip the second part
+#        MODES=AS to run only some modes (letters as above; A is required,
+#        the ratios are to it), rotated the same way
 # Prints one line per run and a summary table (markdown) at the end. Then,
-# unless STATS=0, one more run each of B and C with kernel.bpf_stats_enabled
+# unless STATS=0, one more run each of B, L, S and C with kernel.bpf_stats_enabled
 # set (restored afterwards) to show what the BPF programs themselves cost:
 # events, ns per event and CPU time, which on a shared machine is steadier
 # than throughput. (The tracepoints' own record building is not in it.)
@@ -21,6 +24,12 @@ set -eu
 
 REPS=${1:-6}
 SECS=${2:-8}
+MODES=${MODES:-ABLSC}
+case $MODES in
+*A*) ;;
+*) echo "MODES=$MODES: A (no tracing) must be one of them" >&2; exit 2 ;;
+esac
+[ -z "$(echo "$MODES" | tr -d ABLSC)" ] || { echo "MODES=$MODES: letters from ABLSC only" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 tag=$$
 S=ws-ovh$tag-s
@@ -73,6 +82,15 @@ start_tracer() {
 		# attached when the process holds its BPF links
 		for _ in $(seq 50); do
 			n=$(grep -l '^link_id' /proc/$tracer/fdinfo/* 2>/dev/null | wc -l)
+			[ "$n" -ge 8 ] && break
+			sleep 0.2
+		done ;;
+	S)	"$WIRESPEED" observe --duration 3600 --json --light --sample 10% >"$work/S.out" 2>&1 &
+		tracer=$!
+		# sampled: the links come and go; ready when the programs are
+		# loaded (the first window opens right after)
+		for _ in $(seq 50); do
+			n=$(grep -l '^prog_type' /proc/$tracer/fdinfo/* 2>/dev/null | wc -l)
 			[ "$n" -ge 8 ] && break
 			sleep 0.2
 		done ;;
@@ -130,12 +148,8 @@ gbps() {
 : >"$work/results"
 i=0
 while [ $i -lt "$REPS" ]; do
-	case $((i % 4)) in
-	0) order="A B L C" ;;
-	1) order="B L C A" ;;
-	2) order="L C A B" ;;
-	3) order="C A B L" ;;
-	esac
+	# MODES rotated by one more each rep: A B L S C, B L S C A, ...
+	order=$(awk -v s="$MODES" -v k=$((i % ${#MODES})) 'BEGIN { r = substr(s, k + 1) substr(s, 1, k); gsub(/./, "& ", r); print r }')
 	for m in $order; do
 		wait_quiet
 		start_tracer $m
@@ -148,23 +162,25 @@ while [ $i -lt "$REPS" ]; do
 done
 
 [ "$REPS" -gt 0 ] && [ -f "$work/dirty" ] && echo "$(wc -l <"$work/dirty") runs had other tracepoint programs loaded"
-[ "$REPS" -gt 0 ] && python3 - "$work/results" "$REPS" "$SECS" <<'PY'
+[ "$REPS" -gt 0 ] && python3 - "$work/results" "$REPS" "$SECS" "$MODES" <<'PY'
 import statistics, sys
+modes = sys.argv[4]
 rows = [l.split() for l in open(sys.argv[1])]
 runs, reps = {}, []
-for i in range(0, len(rows) - 3, 4):  # one rep = one run of each mode
-    rep = {m: float(g) for m, g in rows[i:i + 4]}
+for i in range(0, len(rows) - len(modes) + 1, len(modes)):  # one rep = one run of each mode
+    rep = {m: float(g) for m, g in rows[i:i + len(modes)]}
     reps.append(rep)
     for m, g in rep.items():
         runs.setdefault(m, []).append(g)
-names = {"A": "no tracing", "B": "wirespeed observe", "L": "wirespeed observe --light", "C": "bpftrace, same events"}
+names = {"A": "no tracing", "B": "wirespeed observe", "L": "wirespeed observe --light",
+         "S": "wirespeed observe --light --sample 10%", "C": "bpftrace, same events"}
 def q(v, p):
     v = sorted(v)
     return v[min(len(v) - 1, int(p * len(v)))]
 print()
 print("| mode | runs | median Gbit/s | min-max | paired ratio to no tracing, median (IQR) |")
 print("|---|---|---|---|---|")
-for m in "ABLC":
+for m in modes:
     v = runs[m]
     r = [x[m] / x["A"] for x in reps]
     print("| %s | %d | %.2f | %.2f-%.2f | %+.1f%% (%+.1f%% .. %+.1f%%) |" % (
@@ -184,7 +200,7 @@ prog_stats() {
 echo
 echo "BPF program cost (kernel.bpf_stats_enabled=1 during one run each):"
 sysctl -q kernel.bpf_stats_enabled=1
-for m in B L C; do
+for m in $(echo "$MODES" | tr -d A | sed 's/./& /g'); do
 	wait_quiet
 	start_tracer $m
 	prog_stats "$tracer" >"$work/$m.before"
@@ -207,7 +223,8 @@ def load(p):
             out[j["id"]] = j
     return out
 b, a = load(sys.argv[4]), load(sys.argv[5])
-name = {"B": "wirespeed observe", "L": "wirespeed observe --light", "C": "bpftrace"}[m]
+name = {"B": "wirespeed observe", "L": "wirespeed observe --light",
+        "S": "wirespeed observe --light --sample 10% (events/s and CPU per wall second)", "C": "bpftrace"}[m]
 tot_ns = tot_cnt = 0
 print("\n%s (%s Gbit/s in this run):" % (name, g))
 print("| program | events/s | ns/event | CPU ms/s |")

@@ -20,10 +20,12 @@ import (
 	"github.com/wirespeed/wirespeed/internal/lab"
 )
 
-// benchObservers, when set (by bench_observe.go), gives the observer started
-// for every bench run in a mode ("light", "full"), whose JSON is stored under
-// "observe" in that run's result.
-var benchObservers map[string]bench.Observer
+// newBenchObserver, when set (by bench_observe.go), gives the observer
+// started for every bench run in a mode ("light", "full") sampling a share
+// of the time (observe.Options.Sample), whose JSON is stored under
+// "observe" in that run's result; an error says why the sampling share
+// cannot be used.
+var newBenchObserver func(mode string, sample float64) (bench.Observer, error)
 
 func init() {
 	register(&Command{
@@ -48,6 +50,14 @@ With --peer, an iperf3 server must run there (iperf3 -s, not -s -1: bench
 checks the server with one control connection first); with --procs N,
 servers on ports PORT..PORT+N-1. Without root, the ICMP probe needs
 net.ipv4.ping_group_range to allow this user (or it is left out, with a note).
+
+Each run is also observed with eBPF ('wirespeed observe', stored in the
+result under "observe": RX path, GRO ratio, NAPI placement, softirq time):
+--observe light (default; GRO input estimated from NAPI work), full, or off.
+So that observing does not slow the run it explains, the programs are
+attached for --observe-sample of every second only (default 10%; 100% is
+continuous): counts are those of the attached windows, rates and shares
+per attached second.
 
 The result is saved as versioned JSON (--out); 'wirespeed show FILE' prints
 it again, 'wirespeed compare A B' tells whether two results differ.
@@ -81,6 +91,8 @@ func runBench(ctx context.Context, env Env, args []string) error {
 	asJSON := fs.Bool("json", false, "print the result JSON on stdout instead of the summary")
 	noInspect := fs.Bool("no-inspect", false, "do not embed inspect snapshots of the devices")
 	obsMode := fs.String("observe", "light", "eBPF observation of each run: light (cheap; GRO estimated from NAPI work), full (counts every segment entering GRO) or off")
+	obsSample := sampleFlag(0.1)
+	fs.Var(&obsSample, "observe-sample", "attach the observation for `PCT` of every second, 10% or 0.1 (100%: continuous)")
 	knobs := addLabFlags(fs)
 	var variants []string
 	fs.Func("variant", "'NAME: lab flags' - a lab configuration to measure (repeatable; measured interleaved)", func(s string) error {
@@ -99,10 +111,19 @@ func runBench(ctx context.Context, env Env, args []string) error {
 	o := bench.Options{Peer: *peer, Port: *port, Iface: *iface, Streams: *streams, Procs: *procs,
 		Direction: *dir, UDP: *udp, Repeat: *repeat, ProbePriority: *prio, NoUDPProbe: *noUDP,
 		SampleInterval: 500 * time.Millisecond}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch *obsMode {
 	case "off":
+		if set["observe-sample"] {
+			return usageErrorf("--observe-sample needs --observe light or full")
+		}
 	case "light", "full":
-		o.Observer = benchObservers[*obsMode]
+		if newBenchObserver != nil {
+			if o.Observer, err = newBenchObserver(*obsMode, float64(obsSample)); err != nil {
+				return usageErrorf("--observe-sample: %v", err)
+			}
+		}
 	default:
 		return usageErrorf("bench: --observe %q: want light, full or off", *obsMode)
 	}
@@ -126,8 +147,6 @@ func runBench(ctx context.Context, env Env, args []string) error {
 			return usageErrorf("--bitrate: %v", err)
 		}
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *peer != "" {
 		for _, k := range []string{"gro", "threaded", "sender-offloads", "rps", "rate", "qdisc", "pin-sender", "pin-receiver", "variant"} {
 			if set[k] {

@@ -11,9 +11,14 @@ import (
 // "Observe overhead"); the GRO ratio then comes from NAPI work per
 // delivered skb, which is exact only where a NAPI's work counts packets
 // (usbnet's counts URBs). --observe full counts the segments themselves.
+// Both are sampled, 10% of every second by default (--observe-sample):
+// even light mode cost 7% of throughput at 10 Gbit/s on two CPUs
+// continuously, nearly all of it paid per event while attached.
 func init() {
-	benchObservers = map[string]bench.Observer{
-		"light": observe.BenchObserver{Light: true},
-		"full":  observe.BenchObserver{},
+	newBenchObserver = func(mode string, sample float64) (bench.Observer, error) {
+		if err := observe.CheckSample(sample, 0); err != nil {
+			return nil, err
+		}
+		return observe.BenchObserver{Light: mode == "light", Sample: sample}, nil
 	}
 }

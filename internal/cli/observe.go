@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/inspect"
@@ -16,7 +19,7 @@ func init() {
 	register(&Command{
 		Name:    "observe",
 		Summary: "watch the datapath at work with eBPF: who polls where, GRO coalescing, softirq time",
-		Usage: `wirespeed observe [--duration D] [--light] [IFACE...] [--json]
+		Usage: `wirespeed observe [--duration D] [--light] [--sample PCT] [IFACE...] [--json]
 
 Attaches eBPF programs to classic tracepoints (napi:napi_poll,
 net:napi_gro_receive_entry, net:netif_receive_skb*, net:netif_rx,
@@ -35,7 +38,15 @@ and reported. Nothing stays attached after exit.
 
 --light leaves out napi_gro_receive_entry and netif_receive_skb{,_list}_entry,
 which fire for every packet before GRO (the bulk of the cost on a fast
-link); the GRO ratio is then estimated as NAPI work per delivered skb.`,
+link); the GRO ratio is then estimated as NAPI work per delivered skb.
+
+--sample PCT (10% or 0.1) attaches the programs for that share of every
+second only and detaches them in between: on a busy link nearly all of
+observe's cost is paid per event while attached, so this cuts it to about
+PCT of the continuous cost. Counts are then those of the attached windows;
+rates (/s) and time shares are per attached second, ratios are unaffected.
+The output says how long the programs were attached. Default: 100%
+(continuous).`,
 		Run: runObserve,
 	})
 }
@@ -47,6 +58,8 @@ func runObserve(ctx context.Context, env Env, args []string) error {
 	fs.Var(&dur, "duration", "how long to observe, 10s or 10 (seconds); Ctrl-C ends early")
 	asJSON := fs.Bool("json", false, "print the observation as JSON")
 	light := fs.Bool("light", false, "leave out the per-packet pre-GRO events (cheaper; GRO input estimated from NAPI work)")
+	sample := sampleFlag(1)
+	fs.Var(&sample, "sample", "attach for `PCT` of every second, 10% or 0.1 (cheaper; rates per attached second)")
 	ifaces, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -54,7 +67,11 @@ func runObserve(ctx context.Context, env Env, args []string) error {
 	if dur <= 0 {
 		return usageErrorf("--duration must be positive, got %v", time.Duration(dur))
 	}
-	o, err := observe.Run(ctx, observe.Options{Ifaces: ifaces, Light: *light, DevIRQs: deviceIRQs(ctx, ifaces)}, time.Duration(dur))
+	if err := observe.CheckSample(float64(sample), 0); err != nil {
+		return usageErrorf("--sample: %v", err)
+	}
+	o, err := observe.Run(ctx, observe.Options{Ifaces: ifaces, Light: *light, Sample: float64(sample),
+		DevIRQs: deviceIRQs(ctx, ifaces)}, time.Duration(dur))
 	if err != nil {
 		return err
 	}
@@ -89,6 +106,45 @@ func deviceIRQs(ctx context.Context, ifaces []string) map[string][]int {
 		}
 	}
 	return out
+}
+
+// sampleFlag is a sampling share (observe.Options.Sample), given as a
+// percentage (10%) or a fraction (0.1).
+type sampleFlag float64
+
+func (f *sampleFlag) String() string {
+	return strconv.FormatFloat(100*float64(*f), 'g', -1, 64) + "%"
+}
+
+func (f *sampleFlag) Set(s string) error {
+	v, err := parseSample(s)
+	if err != nil {
+		return err
+	}
+	*f = sampleFlag(v)
+	return nil
+}
+
+// parseSample reads "10%", "12.5%" or "0.1" as a fraction in (0, 1]. (The
+// flag package names the value in its error.)
+func parseSample(s string) (float64, error) {
+	num, percent := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, errors.New("want a percentage such as 10% or a fraction such as 0.1")
+	}
+	if percent {
+		v /= 100
+	}
+	switch {
+	case v <= 0:
+		return 0, errors.New("must be more than 0% (100% is continuous)")
+	case v > 1 && !percent:
+		return 0, fmt.Errorf("a fraction is at most 1; for a percentage write %s%%", num)
+	case v > 1:
+		return 0, errors.New("at most 100% (continuous)")
+	}
+	return v, nil
 }
 
 // secondsOrDuration is a duration flag that also takes plain seconds.

@@ -12,13 +12,16 @@ func init() {
 	register(&Command{
 		Name:    "watch",
 		Summary: "observe live: a top-like view refreshed every second (--json: one object per interval)",
-		Usage: `wirespeed watch [--interval D] [--count N] [--light] [IFACE...] [--json]
+		Usage: `wirespeed watch [--interval D] [--count N] [--light] [--sample PCT] [IFACE...] [--json]
 
 Shows what 'wirespeed observe' shows, for each interval (default 1 s),
 until Ctrl-C: RX path and GRO ratio per device, NAPI placement and context,
 work per poll, NET_RX/NET_TX softirq time per CPU. In a terminal the screen
 is redrawn; with --json one JSON object per interval is written per line.
-Needs root. Nothing stays attached after exit.`,
+--sample PCT attaches the programs for that share of each interval only
+(see 'wirespeed help observe'); every interval then holds one window, and
+its rates and shares are per attached second. Needs root. Nothing stays
+attached after exit.`,
 		Run: runWatch,
 	})
 }
@@ -31,6 +34,8 @@ func runWatch(ctx context.Context, env Env, args []string) error {
 	count := fs.Int("count", 0, "stop after N intervals (0: until Ctrl-C)")
 	asJSON := fs.Bool("json", false, "stream one JSON object per interval")
 	light := fs.Bool("light", false, "leave out the per-packet pre-GRO events (see 'wirespeed help observe')")
+	sample := sampleFlag(1)
+	fs.Var(&sample, "sample", "attach for `PCT` of each interval, 10% or 0.1 (see 'wirespeed help observe')")
 	ifaces, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -41,7 +46,13 @@ func runWatch(ctx context.Context, env Env, args []string) error {
 	if *count < 0 {
 		return usageErrorf("--count must not be negative")
 	}
-	s, err := observe.Start(ctx, observe.Options{Ifaces: ifaces, Light: *light, DevIRQs: deviceIRQs(ctx, ifaces)})
+	// The sampling period is the interval, so each interval's delta holds
+	// one window's worth of attached time whatever the phase.
+	if err := observe.CheckSample(float64(sample), time.Duration(every)); err != nil {
+		return usageErrorf("--sample: %v", err)
+	}
+	s, err := observe.Start(ctx, observe.Options{Ifaces: ifaces, Light: *light, Sample: float64(sample),
+		Period: time.Duration(every), DevIRQs: deviceIRQs(ctx, ifaces)})
 	if err != nil {
 		return err
 	}

@@ -8,13 +8,14 @@ import (
 // BenchObserver runs a Session for the length of a bench run; it satisfies
 // bench.Observer (defined there, wired up in internal/cli/bench_observe.go).
 type BenchObserver struct {
-	Light bool // see Options.Light
+	Light  bool    // see Options.Light
+	Sample float64 // see Options.Sample; 0 or 1: attached throughout
 }
 
 // Start attaches the programs; stop detaches them and returns the
 // Observation of the whole run as JSON.
 func (b BenchObserver) Start(ctx context.Context, ifaces []string) (func() (json.RawMessage, error), error) {
-	s, err := Start(ctx, Options{Ifaces: ifaces, Light: b.Light})
+	s, err := Start(ctx, Options{Ifaces: ifaces, Light: b.Light, Sample: b.Sample})
 	if err != nil {
 		return nil, err
 	}

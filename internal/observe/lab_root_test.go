@@ -8,6 +8,7 @@ package observe
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -139,12 +140,14 @@ type observed struct {
 }
 
 func observeLoad(t *testing.T, l *lab.Lab, secs int, pin *int) observed {
-	return observeLoadOpts(t, l, secs, pin, false)
+	return observeLoadOpts(t, l, secs, pin, Options{})
 }
 
-func observeLoadOpts(t *testing.T, l *lab.Lab, secs int, pin *int, light bool) observed {
+// observeLoadOpts is observeLoad with options (the receiver is filled in).
+func observeLoadOpts(t *testing.T, l *lab.Lab, secs int, pin *int, opts Options) observed {
 	t.Helper()
-	s, err := Start(context.Background(), Options{Ifaces: []string{l.ReceiverIf}, Light: light})
+	opts.Ifaces = []string{l.ReceiverIf}
+	s, err := Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -162,7 +165,8 @@ func observeLoadOpts(t *testing.T, l *lab.Lab, secs int, pin *int, light bool) o
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Build(Diff(after, before), s.meta(before.At, after.At.Sub(before.At)))
+	d := Diff(after, before)
+	o := Build(d, s.meta(before.At, after.At.Sub(before.At), d.Attached))
 	var buf bytes.Buffer
 	WriteText(&buf, o)
 	t.Logf("observation:\n%s", buf.String())
@@ -272,7 +276,7 @@ func TestLabGROOnIsNAPIWithGRO(t *testing.T) {
 func TestLabLightMode(t *testing.T) {
 	needLab(t)
 	l, _ := upLab(t, lab.Config{GRO: true, SenderOffloadsOff: true})
-	ob := observeLoadOpts(t, l, 3, nil, true)
+	ob := observeLoadOpts(t, l, 3, nil, Options{Light: true})
 	d := ob.dev
 	if d.RXPath != PathNAPIGRO || d.GRORatio == nil || *d.GRORatio < 2 {
 		t.Errorf("light, GRO on: %q ratio %v", d.RXPath, d.GRORatio)
@@ -287,8 +291,184 @@ func TestLabLightMode(t *testing.T) {
 		}
 	}
 	l2, _ := upLab(t, lab.Config{GRO: false, SenderOffloadsOff: true})
-	if d := observeLoadOpts(t, l2, 2, nil, true).dev; d.RXPath != PathNetifRx {
+	if d := observeLoadOpts(t, l2, 2, nil, Options{Light: true}).dev; d.RXPath != PathNetifRx {
 		t.Errorf("light, GRO off: %q", d.RXPath)
+	}
+}
+
+// Sampled observation (--sample 20%) must tell what continuous observation
+// tells - the same RX path, about the same GRO ratio, believable shares of
+// a CPU in NET_RX - from a fifth of the time, with rates that, times the
+// wall time, give back what the kernel's counters saw.
+func TestLabSampledAgreesWithContinuous(t *testing.T) {
+	needLab(t)
+	for _, c := range []struct {
+		name  string
+		cfg   lab.Config
+		light bool
+	}{
+		{"gro-on", lab.Config{GRO: true, SenderOffloadsOff: true}, false},
+		{"gro-on-light", lab.Config{GRO: true, SenderOffloadsOff: true}, true},
+		{"gro-off", lab.Config{GRO: false, SenderOffloadsOff: true}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, _ := upLab(t, c.cfg)
+			cont := observeLoadOpts(t, l, 3, nil, Options{Light: c.light})
+			samp := observeLoadOpts(t, l, 5, nil, Options{Light: c.light, Sample: 0.2})
+			o, d, cd := samp.o, samp.dev, cont.dev
+			if o.Sample == nil || o.Sample.Fraction != 0.2 {
+				t.Fatalf("sample block %+v", o.Sample)
+			}
+			if f := o.Sample.AttachedSec / o.DurationSec; f < 0.1 || f > 0.4 {
+				t.Errorf("attached %.2f s of %.2f s (%.0f%%), want about 20%%", o.Sample.AttachedSec, o.DurationSec, 100*f)
+			}
+			if d.RXPath != cd.RXPath {
+				t.Errorf("sampled RX path %q, continuous %q", d.RXPath, cd.RXPath)
+			}
+			switch {
+			case (d.GRORatio == nil) != (cd.GRORatio == nil):
+				t.Errorf("sampled GRO ratio %v, continuous %v", d.GRORatio, cd.GRORatio)
+			case d.GRORatio != nil:
+				if r := *d.GRORatio / *cd.GRORatio; r < 0.6 || r > 1/0.6 {
+					t.Errorf("sampled GRO ratio %.1f, continuous %.1f", *d.GRORatio, *cd.GRORatio)
+				}
+			}
+			// The programs were detached most of the time: they saw a
+			// fraction of the packets, and the rates over attached time
+			// extrapolate to all of them.
+			seen := d.GROSegments + d.NetifRx
+			est := (d.GROSegmentsPerSec + d.NetifRxPerSec) * o.DurationSec
+			if seen == 0 || seen > samp.rxPackets/2 {
+				t.Errorf("sampled: %d packets counted of %d received; want about a fifth", seen, samp.rxPackets)
+			}
+			if est < 0.6*float64(samp.rxPackets) || est > 1.4*float64(samp.rxPackets) {
+				t.Errorf("sampled: %.0f packets/s over attached time x %.2f s = %.0f, receiver counted %d",
+					d.GROSegmentsPerSec+d.NetifRxPerSec, o.DurationSec, est, samp.rxPackets)
+			}
+			var top float64
+			for _, cpu := range o.CPUs {
+				if cpu.NetRXShare < 0 || cpu.NetRXShare > 1.02 {
+					t.Errorf("cpu%d: NET_RX share %.3f of attached time", cpu.CPU, cpu.NetRXShare)
+				}
+				top = max(top, cpu.NetRXShare)
+				if cpu.CPU < len(samp.netRX) && samp.netRX[cpu.CPU] > 1000 {
+					if r := float64(cpu.NetRX) / float64(samp.netRX[cpu.CPU]); r < 0.05 || r > 0.5 {
+						t.Errorf("cpu%d: %d NET_RX softirqs counted, /proc/softirqs %d: want about a fifth",
+							cpu.CPU, cpu.NetRX, samp.netRX[cpu.CPU])
+					}
+				}
+			}
+			if top < 0.01 {
+				t.Errorf("NET_RX share at most %.4f under load", top)
+			}
+			// Placement: a window may open inside a softirq (its polls then
+			// look like task polls), but softirq must dominate.
+			if c.cfg.GRO {
+				var polls, soft uint64
+				for _, n := range d.NAPIs {
+					for _, x := range n.Contexts {
+						polls += x.Polls
+						if x.Kind == "softirq" {
+							soft += x.Polls
+						}
+					}
+				}
+				if polls == 0 || soft < polls*9/10 {
+					t.Errorf("%d of %d polls in softirq, want nearly all", soft, polls)
+				}
+			}
+		})
+	}
+}
+
+// ourPerfBPF counts this process's perf events that have a BPF program
+// attached, as bpftool sees them.
+func ourPerfBPF(t *testing.T) int {
+	out, err := exec.Command("bpftool", "perf", "show", "-j").Output()
+	if err != nil {
+		t.Errorf("bpftool perf show: %v", err)
+		return -1
+	}
+	var entries []struct {
+		PID    int `json:"pid"`
+		ProgID int `json:"prog_id"`
+	}
+	if err := json.Unmarshal(out, &entries); err != nil {
+		t.Errorf("bpftool perf show: %v: %s", err, out)
+		return -1
+	}
+	n := 0
+	for _, e := range entries {
+		if e.PID == os.Getpid() {
+			n++
+		}
+	}
+	return n
+}
+
+// Between windows nothing may be attached, in a window everything, and
+// after Close nothing at all - whether it comes in a window or between.
+func TestSampledDetachesBetweenWindows(t *testing.T) {
+	needRoot(t)
+	if _, err := exec.LookPath("bpftool"); err != nil {
+		t.Skip("bpftool not installed")
+	}
+	for _, closeIn := range []string{"window", "gap"} {
+		t.Run("close-in-"+closeIn, func(t *testing.T) {
+			type seen struct {
+				attached bool
+				n        int
+			}
+			ch := make(chan seen, 8)
+			report := func(attached bool) func() {
+				return func() {
+					select {
+					case ch <- seen{attached, ourPerfBPF(t)}:
+					default:
+					}
+				}
+			}
+			// The hooks run in the sampler and hold it up while bpftool
+			// runs; the period leaves room for that.
+			s, err := Start(context.Background(), Options{Sample: 0.2, Period: 500 * time.Millisecond,
+				afterAttach: report(true), afterDetach: report(false)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			want := len(s.targets)
+			if want < len(events)-2 {
+				t.Fatalf("only %d tracepoints attached: %v", want, s.Events())
+			}
+			for i := 0; i < 4; i++ {
+				x := <-ch
+				if x.attached && x.n != want || !x.attached && x.n != 0 {
+					t.Errorf("%s %d: bpftool shows %d programs of this process attached, want %d",
+						map[bool]string{true: "window", false: "gap"}[x.attached], i/2+1, x.n, map[bool]int{true: want}[x.attached])
+				}
+			}
+			// Close now in a window (the attach hook just ran) or in a gap.
+			for x := <-ch; x.attached != (closeIn == "window"); x = <-ch {
+			}
+			progs, _ := sessionIDs(t, s)
+			o, err := s.Total()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Sample == nil || o.Sample.AttachedSec <= 0 || o.Sample.AttachedSec >= o.DurationSec {
+				t.Errorf("sample block %+v of %.2f s", o.Sample, o.DurationSec)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if n := ourPerfBPF(t); n != 0 {
+				t.Errorf("bpftool shows %d programs of this process attached after Close", n)
+			}
+			assertGone(t, progs)
+			if s.Close() != nil {
+				t.Error("second Close failed")
+			}
+		})
 	}
 }
 
@@ -463,22 +643,41 @@ func TestCommandDetachesOnInterrupt(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/wirespeed/wirespeed/cmd/wirespeed").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v: %s", err, out)
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGINT, 0} {
+	for _, c := range []struct {
+		sig  syscall.Signal
+		args []string
+	}{
+		{syscall.SIGINT, []string{"--duration", "60"}},
+		{0, []string{"--duration", "1"}},
+		// Sampled: the links come and go; Ctrl-C may fall in a window or
+		// between two.
+		{syscall.SIGINT, []string{"--duration", "60", "--sample", "20%"}},
+		{0, []string{"--duration", "2", "--sample", "20%"}},
+	} {
+		sig := c.sig
+		sampled := len(c.args) > 2
 		var out bytes.Buffer
-		args := []string{"observe", "--duration", "60", "--json"}
-		if sig == 0 {
-			args = []string{"observe", "--duration", "1", "--json"}
-		}
-		cmd := exec.Command(bin, args...)
+		cmd := exec.Command(bin, append([]string{"observe", "--json"}, c.args...)...)
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		var progs, links []uint64
+		// Every link seen: a sampled session makes new ones each window.
+		var progs []uint64
+		links := map[uint64]bool{}
 		deadline := time.Now().Add(20 * time.Second)
-		for len(links) < len(events)-2 && time.Now().Before(deadline) {
-			time.Sleep(200 * time.Millisecond)
-			progs, links = fdIDs(cmd.Process.Pid)
+		for time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+			p, l := fdIDs(cmd.Process.Pid)
+			for _, id := range l {
+				links[id] = true
+			}
+			if len(p) > 0 {
+				progs = p
+			}
+			if len(links) >= len(events)-2 && (!sampled || len(progs) >= len(events)-2) {
+				break
+			}
 		}
 		if len(links) == 0 {
 			t.Fatalf("no BPF links found in the fds of pid %d: %s", cmd.Process.Pid, out.String())
@@ -487,10 +686,13 @@ func TestCommandDetachesOnInterrupt(t *testing.T) {
 			cmd.Process.Signal(sig)
 		}
 		if err := cmd.Wait(); err != nil {
-			t.Fatalf("wirespeed observe (signal %v): %v: %s", sig, err, out.String())
+			t.Fatalf("wirespeed observe %v (signal %v): %v: %s", c.args, sig, err, out.String())
 		}
 		if !strings.Contains(out.String(), `"schema": "wirespeed.observe/v1"`) {
 			t.Errorf("no observation printed: %s", lastLines(out.String(), 5))
+		}
+		if sampled != strings.Contains(out.String(), `"attached_s":`) {
+			t.Errorf("observe %v: sample block in the JSON %v, want %v", c.args, !sampled, sampled)
 		}
 		ids := make([]ebpf.ProgramID, len(progs))
 		for i, p := range progs {
@@ -499,7 +701,7 @@ func TestCommandDetachesOnInterrupt(t *testing.T) {
 		assertGone(t, ids)
 		bt, err := exec.Command("bpftool", "link", "show").CombinedOutput()
 		if err == nil {
-			for _, id := range links {
+			for id := range links {
 				if bytes.Contains(bt, []byte(fmt.Sprintf("\n%d: ", id))) || bytes.HasPrefix(bt, []byte(fmt.Sprintf("%d: ", id))) {
 					t.Errorf("bpftool still lists link %d after exit", id)
 				}

@@ -101,14 +101,17 @@ type RawIRQ struct {
 
 // Raw is one read of all maps: monotonically growing totals.
 type Raw struct {
-	At      time.Time
-	NCPU    int
-	NAPI    []RawNAPI
-	RX      []RawRX
-	Softirq [][NrVecs]TimeVal // [cpu][vec]
-	IRQ     []RawIRQ
-	DQL     struct{ Count, MaxLen, MaxThrs uint64 }
-	Lost    [3]uint64
+	At   time.Time
+	NCPU int
+	// Attached is how long the programs had been attached at At: since
+	// Start, or the sum of the sampling windows so far (Options.Sample).
+	Attached time.Duration
+	NAPI     []RawNAPI
+	RX       []RawRX
+	Softirq  [][NrVecs]TimeVal // [cpu][vec]
+	IRQ      []RawIRQ
+	DQL      struct{ Count, MaxLen, MaxThrs uint64 }
+	Lost     [3]uint64
 }
 
 func napiKey(n RawNAPI) string { return fmt.Sprintf("%x/%s/%d/%d", n.Napi, n.Dev, n.Ctx, n.PID) }
@@ -126,7 +129,10 @@ func Diff(cur, prev *Raw) *Raw {
 	if prev == nil {
 		return cur
 	}
-	d := &Raw{At: cur.At, NCPU: cur.NCPU, DQL: cur.DQL}
+	d := &Raw{At: cur.At, NCPU: cur.NCPU, DQL: cur.DQL, Attached: cur.Attached - prev.Attached}
+	if d.Attached < 0 { // not from the same session
+		d.Attached = cur.Attached
+	}
 	d.DQL.Count = sub(cur.DQL.Count, prev.DQL.Count)
 	for i := range d.Lost {
 		d.Lost[i] = sub(cur.Lost[i], prev.Lost[i])
@@ -199,10 +205,17 @@ func Diff(cur, prev *Raw) *Raw {
 }
 
 // Observation is what observe reports for one time window.
+//
+// Counts (polls, work, segments, skbs, bytes, softirqs, interrupts) are
+// what the programs saw while attached; rates (*_per_s) and time shares
+// are per second of attached time, and ratios (GRO ratio, poll and work
+// shares, full-budget share) need no time at all. Without sampling,
+// attached time is the duration.
 type Observation struct {
 	Schema      string        `json:"schema"`
 	Start       time.Time     `json:"start"`
-	DurationSec float64       `json:"duration_s"`
+	DurationSec float64       `json:"duration_s"` // wall time
+	Sample      *Sampling     `json:"sample,omitempty"`
 	NCPU        int           `json:"ncpu"`
 	Filter      []string      `json:"filter,omitempty"` // device names asked for
 	Events      []EventStatus `json:"events"`
@@ -212,6 +225,14 @@ type Observation struct {
 	DQLStalls   *DQLStalls    `json:"dql_stalls,omitempty"` // nil when the tracepoint is absent
 	Lost        uint64        `json:"lost_map_updates"`     // events not counted: a map was full
 	Notes       []string      `json:"notes,omitempty"`
+}
+
+// Sampling says how much of the window the programs were attached for
+// (Options.Sample); absent when they were attached throughout.
+type Sampling struct {
+	Fraction    float64 `json:"fraction"` // asked for: attached Fraction of every period
+	PeriodSec   float64 `json:"period_s"`
+	AttachedSec float64 `json:"attached_s"` // measured: the windows' sum
 }
 
 // EventStatus says whether a tracepoint was counted.
@@ -237,6 +258,11 @@ type Device struct {
 	ListEntry      uint64   `json:"receive_list_entry"`
 	NetifRx        uint64   `json:"netif_rx"`
 	GRORatio       *float64 `json:"gro_ratio,omitempty"` // segments per delivered skb
+	// Per attached second.
+	GROSegmentsPerSec    float64 `json:"gro_segments_per_s"`
+	DeliveredPerSec      float64 `json:"delivered_skbs_per_s"`
+	DeliveredBytesPerSec float64 `json:"delivered_bytes_per_s"`
+	NetifRxPerSec        float64 `json:"netif_rx_per_s"`
 	// GROFrom says where the GRO input count comes from: the
 	// napi_gro_receive_entry events, or in light mode the NAPI polls' work
 	// (packets the driver handed up; an estimate).
@@ -251,6 +277,8 @@ type NAPI struct {
 	Napi        string        `json:"napi"` // kernel address, as an identity
 	Polls       uint64        `json:"polls"`
 	Work        uint64        `json:"work"`
+	PollsPerSec float64       `json:"polls_per_s"` // per attached second
+	WorkPerSec  float64       `json:"work_per_s"`
 	WorkPerPoll float64       `json:"work_per_poll"`
 	Budget      uint32        `json:"budget"`
 	MaxWork     uint32        `json:"max_work"`
@@ -293,7 +321,7 @@ type CPU struct {
 	CPU          int      `json:"cpu"`
 	NetRX        uint64   `json:"net_rx_softirqs"`
 	NetRXNs      uint64   `json:"net_rx_ns"`
-	NetRXShare   float64  `json:"net_rx_share"` // of wall time
+	NetRXShare   float64  `json:"net_rx_share"` // of attached time
 	NetTX        uint64   `json:"net_tx_softirqs"`
 	NetTXNs      uint64   `json:"net_tx_ns"`
 	NetTXShare   float64  `json:"net_tx_share"`
@@ -307,6 +335,8 @@ type IRQ struct {
 	Devices []string `json:"devices,omitempty"`
 	Count   uint64   `json:"count"`
 	Ns      uint64   `json:"ns"`
+	PerSec  float64  `json:"per_s"`      // per attached second
+	Share   float64  `json:"time_share"` // of one CPU's attached time
 	PerCPU  []uint64 `json:"per_cpu"`
 }
 
@@ -320,7 +350,13 @@ type DQLStalls struct {
 // Meta is what Build needs beyond the counts.
 type Meta struct {
 	Start    time.Time
-	Duration time.Duration
+	Duration time.Duration // wall time
+	// Sampling (Options.Sample in (0,1); 0: attached throughout): the
+	// fraction and period asked for and the attached time the counts
+	// cover, which rates and shares are taken over.
+	Sample   float64
+	Period   time.Duration
+	Attached time.Duration
 	Filter   []string                // device names; empty: all
 	Events   []EventStatus           // from the loader
 	Comm     func(pid uint32) string // pid -> comm, may be nil
@@ -416,6 +452,22 @@ func histBins(hist [HistBins]uint64, budget uint32) []HistBin {
 func Build(r *Raw, m Meta) *Observation {
 	o := &Observation{Schema: SchemaVersion, Start: m.Start, DurationSec: m.Duration.Seconds(),
 		NCPU: r.NCPU, Filter: m.Filter, Events: m.Events, Devices: []Device{}, CPUs: []CPU{}}
+	// Rates and shares are over the time the programs were attached.
+	attached := m.Duration
+	if m.Sample > 0 && m.Sample < 1 {
+		attached = m.Attached
+		o.Sample = &Sampling{Fraction: m.Sample, PeriodSec: m.Period.Seconds(), AttachedSec: attached.Seconds()}
+		if attached <= 0 {
+			o.Notes = append(o.Notes, "no sampling window fell in this interval: nothing was counted")
+		}
+	}
+	ns := uint64(max(attached, 0).Nanoseconds())
+	perSec := func(n uint64) float64 {
+		if ns == 0 {
+			return 0
+		}
+		return float64(n) * 1e9 / float64(ns)
+	}
 	o.Lost = r.Lost[0] + r.Lost[1] + r.Lost[2]
 	if o.Lost > 0 {
 		o.Notes = append(o.Notes, fmt.Sprintf("%d events not counted: a BPF map was full", o.Lost))
@@ -555,6 +607,7 @@ func Build(r *Raw, m Meta) *Observation {
 	for _, k := range order {
 		x := napis[k]
 		x.WorkPerPoll = share(x.Work, x.Polls)
+		x.PollsPerSec, x.WorkPerSec = perSec(x.Polls), perSec(x.Work)
 		x.FullShare = share(x.FullBudget, x.Polls)
 		// Work 0 has Lo 0, over-budget polls Lo budget+1: Lo orders them.
 		sort.Slice(x.Hist, func(i, j int) bool { return x.Hist[i].Lo < x.Hist[j].Lo })
@@ -604,8 +657,11 @@ func Build(r *Raw, m Meta) *Observation {
 			d.RXPathNote = "no event named this device during the window"
 		}
 	}
+	for _, d := range devs {
+		d.GROSegmentsPerSec, d.DeliveredPerSec = perSec(d.GROSegments), perSec(d.Delivered)
+		d.DeliveredBytesPerSec, d.NetifRxPerSec = perSec(d.DeliveredBytes), perSec(d.NetifRx)
+	}
 	// CPUs.
-	ns := uint64(m.Duration.Nanoseconds())
 	for c, vecs := range r.Softirq {
 		x := CPU{CPU: c, NetRX: vecs[VecNetRX].Count, NetRXNs: vecs[VecNetRX].Ns,
 			NetTX: vecs[VecNetTX].Count, NetTXNs: vecs[VecNetTX].Ns}
@@ -641,6 +697,7 @@ func Build(r *Raw, m Meta) *Observation {
 		if x.Count == 0 || (len(m.Filter) > 0 && len(x.Devices) == 0) {
 			continue
 		}
+		x.PerSec, x.Share = perSec(x.Count), share(x.Ns, ns)
 		sort.Strings(x.Devices)
 		for _, d := range x.Devices {
 			if dd := devs[d]; dd != nil {

@@ -302,3 +302,129 @@ func TestBacklogNAPIs(t *testing.T) {
 		}
 	}
 }
+
+// sampledMeta is testMeta for a 10 s window in which the programs were
+// attached for 1 s (Options.Sample 0.1).
+func sampledMeta() Meta {
+	m := testMeta()
+	m.Duration, m.Sample, m.Period, m.Attached = 10*time.Second, 0.1, time.Second, time.Second
+	return m
+}
+
+// Sampled counts cover only the attached windows: rates and time shares
+// must be taken over attached time, not the wall time of the observation,
+// and come out as they would for the same counts observed continuously for
+// that long.
+func TestSampledRatesAndSharesUseAttachedTime(t *testing.T) {
+	o := Build(testRaw(), sampledMeta())
+	if o.DurationSec != 10 || o.Sample == nil || o.Sample.AttachedSec != 1 || o.Sample.Fraction != 0.1 || o.Sample.PeriodSec != 1 {
+		t.Fatalf("duration %v sample %+v", o.DurationSec, o.Sample)
+	}
+	if c := o.CPUs[0]; c.NetRXShare != 0.25 || c.NetRX != 1000 {
+		t.Errorf("cpu0 NET_RX share %v (want 250 ms of 1 s attached = 0.25, not of 10 s wall)", c.NetRXShare)
+	}
+	if c := o.CPUs[1]; c.NetTXShare != 0.001 {
+		t.Errorf("cpu1 NET_TX share %v, want 0.001", c.NetTXShare)
+	}
+	var v Device
+	for _, d := range o.Devices {
+		if d.Name == "veth1" {
+			v = d
+		}
+	}
+	if v.GROSegmentsPerSec != 4000 || v.DeliveredPerSec != 100 || v.DeliveredBytesPerSec != 4000*1448 {
+		t.Errorf("veth1 rates: segments %v skbs %v bytes %v per s", v.GROSegmentsPerSec, v.DeliveredPerSec, v.DeliveredBytesPerSec)
+	}
+	if v.GRORatio == nil || *v.GRORatio != 40 || len(v.NAPIs) != 1 {
+		t.Fatalf("veth1 ratio %v NAPIs %d: ratios do not depend on time", v.GRORatio, len(v.NAPIs))
+	}
+	if n := v.NAPIs[0]; n.PollsPerSec != 400 || n.WorkPerSec != 4000 || n.FullShare != 0.1 || n.Contexts[0].PollShare != 0.75 {
+		t.Errorf("veth1 NAPI: %v polls/s, %v work/s, full share %v, softirq share %v", n.PollsPerSec, n.WorkPerSec, n.FullShare, n.Contexts[0].PollShare)
+	}
+	if q := o.IRQs[0]; q.PerSec != 5 || q.Share != 500e-9 {
+		t.Errorf("irq %d: %v/s, time share %v", q.IRQ, q.PerSec, q.Share)
+	}
+
+	// The same counts seen continuously for 1 s: the same report but for
+	// the wall time and the sampling block.
+	cont := testMeta()
+	c := Build(testRaw(), cont)
+	if c.Sample != nil {
+		t.Errorf("continuous observation has a sample block: %+v", c.Sample)
+	}
+	if !reflect.DeepEqual(o.Devices, c.Devices) || !reflect.DeepEqual(o.CPUs, c.CPUs) || !reflect.DeepEqual(o.IRQs, c.IRQs) {
+		t.Errorf("sampled 1 s of 10 differs from continuous 1 s:\n%+v\n%+v", o.Devices, c.Devices)
+	}
+	// And continuous for 10 s: rates and shares a tenth.
+	cont.Duration = 10 * time.Second
+	c = Build(testRaw(), cont)
+	if c.CPUs[0].NetRXShare != 0.025 || c.Devices[2].NAPIs[0].PollsPerSec != 40 {
+		t.Errorf("continuous 10 s: share %v, polls/s %v", c.CPUs[0].NetRXShare, c.Devices[2].NAPIs[0].PollsPerSec)
+	}
+}
+
+// watch's intervals: the attached time of an interval is the difference of
+// the cumulative attached times of its two reads.
+func TestDiffAttachedPerInterval(t *testing.T) {
+	prev, cur := testRaw(), testRaw()
+	prev.Attached, cur.Attached = 700*time.Millisecond, 900*time.Millisecond
+	cur.Softirq[0][VecNetRX].Ns += 50e6
+	cur.NAPI[0].PerCPU[0].Polls += 100
+	d := Diff(cur, prev)
+	if d.Attached != 200*time.Millisecond {
+		t.Fatalf("interval attached %v, want 200ms", d.Attached)
+	}
+	m := sampledMeta()
+	m.Duration, m.Attached = time.Second, d.Attached
+	o := Build(d, m)
+	if math.Abs(o.CPUs[0].NetRXShare-0.25) > 1e-12 {
+		t.Errorf("interval NET_RX share %v, want 50 ms of 200 ms attached", o.CPUs[0].NetRXShare)
+	}
+	for _, dev := range o.Devices {
+		if dev.Name == "veth1" && math.Abs(dev.NAPIs[0].PollsPerSec-500) > 1e-9 {
+			t.Errorf("interval polls/s %v, want 100 in 0.2 s", dev.NAPIs[0].PollsPerSec)
+		}
+	}
+	// An interval no window fell in counts nothing and divides by nothing.
+	m.Attached = 0
+	z := Build(&Raw{NCPU: 2, Softirq: make([][NrVecs]TimeVal, 2)}, m)
+	if z.CPUs[0].NetRXShare != 0 || len(z.Notes) == 0 || !strings.Contains(z.Notes[0], "no sampling window") {
+		t.Errorf("empty interval: %+v notes %v", z.CPUs, z.Notes)
+	}
+}
+
+func TestWriteTextSampled(t *testing.T) {
+	var b strings.Builder
+	WriteText(&b, Build(testRaw(), sampledMeta()))
+	out := b.String()
+	for _, want := range []string{
+		"sampled: attached 10% of the time (1.00 s of 10.0 s; 100ms every 1s); counts are from those windows",
+		"NAPI 0x1000: 400 polls (400/s)",
+		"per second: delivered 100 skbs (46.34Mbit), into GRO 4000\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	WriteText(&b, Build(testRaw(), testMeta()))
+	if strings.Contains(b.String(), "sampled") {
+		t.Errorf("continuous output mentions sampling:\n%s", b.String())
+	}
+}
+
+func TestCheckSample(t *testing.T) {
+	for _, c := range []struct {
+		sample float64
+		period time.Duration
+		ok     bool
+	}{
+		{0, 0, true}, {1, 0, true}, {0.1, 0, true}, {0.01, 0, true}, {0.2, 100 * time.Millisecond, true},
+		{0.005, 0, false}, {0.05, 100 * time.Millisecond, false}, {-0.1, 0, false}, {1.5, 0, false},
+		{math.NaN(), 0, false}, {0.5, -time.Second, false},
+	} {
+		if err := CheckSample(c.sample, c.period); (err == nil) != c.ok {
+			t.Errorf("CheckSample(%v, %v) = %v, want ok %v", c.sample, c.period, err, c.ok)
+		}
+	}
+}

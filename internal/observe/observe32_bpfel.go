@@ -19,6 +19,12 @@ type observe32CountVal struct {
 	Bytes uint64
 }
 
+type observe32CountWindow struct {
+	_     structs.HostLayout
+	Open  uint64
+	Close uint64
+}
+
 type observe32DqlVal struct {
 	_       structs.HostLayout
 	Count   uint64
@@ -97,6 +103,7 @@ const (
 	observe32MapNapiStats              = "napi_stats"
 	observe32MapRxStats                = "rx_stats"
 	observe32MapSoftirqStats           = "softirq_stats"
+	observe32MapWindow                 = "window"
 	observe32ProgTpDqlStall            = "tp_dql_stall"
 	observe32ProgTpGroReceive          = "tp_gro_receive"
 	observe32ProgTpIrqEntry            = "tp_irq_entry"
@@ -179,6 +186,7 @@ type observe32MapSpecs struct {
 	NapiStats    *ebpf.MapSpec `ebpf:"napi_stats"`
 	RxStats      *ebpf.MapSpec `ebpf:"rx_stats"`
 	SoftirqStats *ebpf.MapSpec `ebpf:"softirq_stats"`
+	Window       *ebpf.MapSpec `ebpf:"window"`
 }
 
 // observe32VariableSpecs contains global variables before they are loaded into the kernel.
@@ -217,6 +225,7 @@ type observe32Maps struct {
 	NapiStats    *ebpf.Map `ebpf:"napi_stats"`
 	RxStats      *ebpf.Map `ebpf:"rx_stats"`
 	SoftirqStats *ebpf.Map `ebpf:"softirq_stats"`
+	Window       *ebpf.Map `ebpf:"window"`
 }
 
 func (m *observe32Maps) Close() error {
@@ -230,6 +239,7 @@ func (m *observe32Maps) Close() error {
 		m.NapiStats,
 		m.RxStats,
 		m.SoftirqStats,
+		m.Window,
 	)
 }
 

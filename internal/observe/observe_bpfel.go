@@ -19,6 +19,12 @@ type observeCountVal struct {
 	Bytes uint64
 }
 
+type observeCountWindow struct {
+	_     structs.HostLayout
+	Open  uint64
+	Close uint64
+}
+
 type observeDqlVal struct {
 	_       structs.HostLayout
 	Count   uint64
@@ -97,6 +103,7 @@ const (
 	observeMapNapiStats              = "napi_stats"
 	observeMapRxStats                = "rx_stats"
 	observeMapSoftirqStats           = "softirq_stats"
+	observeMapWindow                 = "window"
 	observeProgTpDqlStall            = "tp_dql_stall"
 	observeProgTpGroReceive          = "tp_gro_receive"
 	observeProgTpIrqEntry            = "tp_irq_entry"
@@ -179,6 +186,7 @@ type observeMapSpecs struct {
 	NapiStats    *ebpf.MapSpec `ebpf:"napi_stats"`
 	RxStats      *ebpf.MapSpec `ebpf:"rx_stats"`
 	SoftirqStats *ebpf.MapSpec `ebpf:"softirq_stats"`
+	Window       *ebpf.MapSpec `ebpf:"window"`
 }
 
 // observeVariableSpecs contains global variables before they are loaded into the kernel.
@@ -217,6 +225,7 @@ type observeMaps struct {
 	NapiStats    *ebpf.Map `ebpf:"napi_stats"`
 	RxStats      *ebpf.Map `ebpf:"rx_stats"`
 	SoftirqStats *ebpf.Map `ebpf:"softirq_stats"`
+	Window       *ebpf.Map `ebpf:"window"`
 }
 
 func (m *observeMaps) Close() error {
@@ -230,6 +239,7 @@ func (m *observeMaps) Close() error {
 		m.NapiStats,
 		m.RxStats,
 		m.SoftirqStats,
+		m.Window,
 	)
 }
 

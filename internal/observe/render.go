@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 func human(v uint64) string {
@@ -21,6 +22,9 @@ func human(v uint64) string {
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
+// rate is human() for a per-second figure.
+func rate(x float64) string { return human(uint64(x + 0.5)) }
+
 // WriteText prints an observation for people.
 func WriteText(w io.Writer, o *Observation) {
 	att, skipped := 0, 0
@@ -37,6 +41,14 @@ func WriteText(w io.Writer, o *Observation) {
 		fmt.Fprintf(w, " (%d per-packet ones left out: light mode)", skipped)
 	}
 	fmt.Fprintln(w)
+	if sm := o.Sample; sm != nil {
+		frac := sm.Fraction
+		if o.DurationSec > 0 {
+			frac = sm.AttachedSec / o.DurationSec
+		}
+		fmt.Fprintf(w, "sampled: attached %.0f%% of the time (%.2f s of %.1f s; %v every %v); counts are from those windows, rates (/s) and shares per attached second\n",
+			100*frac, sm.AttachedSec, o.DurationSec, time.Duration(sm.Fraction*sm.PeriodSec*1e9), time.Duration(sm.PeriodSec*1e9))
+	}
 	for _, n := range o.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
@@ -58,9 +70,23 @@ func WriteText(w io.Writer, o *Observation) {
 		}
 		fmt.Fprintf(w, "  entry events: %s, netif_receive_skb %s, list %s, netif_rx %s; delivered %s skbs, %s bytes\n",
 			gro, human(d.ReceiveEntry), human(d.ListEntry), human(d.NetifRx), human(d.Delivered), human(d.DeliveredBytes))
+		if d.Delivered > 0 || d.GROSegments > 0 || d.NetifRx > 0 {
+			into := "into GRO"
+			if d.GROFrom != "" && d.GROFrom != "napi_gro_receive_entry" {
+				into = "NAPI work"
+			}
+			parts := []string{fmt.Sprintf("delivered %s skbs (%sbit)", rate(d.DeliveredPerSec), rate(8*d.DeliveredBytesPerSec))}
+			if d.GROSegments > 0 {
+				parts = append(parts, into+" "+rate(d.GROSegmentsPerSec))
+			}
+			if d.NetifRx > 0 {
+				parts = append(parts, "netif_rx "+rate(d.NetifRxPerSec))
+			}
+			fmt.Fprintf(w, "  per second: %s\n", strings.Join(parts, ", "))
+		}
 		for _, n := range d.NAPIs {
-			fmt.Fprintf(w, "  NAPI %s: %s polls, %.1f work/poll (max %d), budget %d, full-budget polls %s (%s)\n",
-				n.Napi, human(n.Polls), n.WorkPerPoll, n.MaxWork, n.Budget, human(n.FullBudget), pct(n.FullShare))
+			fmt.Fprintf(w, "  NAPI %s: %s polls (%s/s), %.1f work/poll (max %d), budget %d, full-budget polls %s (%s)\n",
+				n.Napi, human(n.Polls), rate(n.PollsPerSec), n.WorkPerPoll, n.MaxWork, n.Budget, human(n.FullBudget), pct(n.FullShare))
 			var ctx []string
 			for _, c := range n.Contexts {
 				s := c.Kind
@@ -100,7 +126,7 @@ func WriteText(w io.Writer, o *Observation) {
 			human(c.NetTX), float64(c.NetTXNs)/1e6, pct(c.NetTXShare))
 	}
 	if len(o.IRQs) > 0 {
-		fmt.Fprintf(w, "\n%-5s %10s %10s  %-24s %s\n", "IRQ", "count", "time", "per CPU", "name")
+		fmt.Fprintf(w, "\n%-5s %10s %8s %10s %7s  %-24s %s\n", "IRQ", "count", "/s", "time", "share", "per CPU", "name")
 		for i, q := range o.IRQs {
 			if i == 10 {
 				fmt.Fprintf(w, "(%d more)\n", len(o.IRQs)-10)
@@ -110,7 +136,8 @@ func WriteText(w io.Writer, o *Observation) {
 			for _, c := range q.PerCPU {
 				pc = append(pc, human(c))
 			}
-			fmt.Fprintf(w, "%-5d %10s %9.1fms  %-24s %s\n", q.IRQ, human(q.Count), float64(q.Ns)/1e6, strings.Join(pc, "/"), q.Name)
+			fmt.Fprintf(w, "%-5d %10s %8s %9.1fms %7s  %-24s %s\n", q.IRQ, human(q.Count), rate(q.PerSec), float64(q.Ns)/1e6,
+				pct(q.Share), strings.Join(pc, "/"), q.Name)
 		}
 	}
 	if o.DQLStalls != nil && o.DQLStalls.Count > 0 {

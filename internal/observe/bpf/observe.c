@@ -16,7 +16,7 @@
  *
  * The counters are in per-CPU maps: programs never contend, user space sums
  * (internal/observe/collector.go). Only napi_names, written once per NAPI
- * id, is shared.
+ * id, and the window, written by user space, are shared.
  */
 #include <linux/types.h>
 #include <linux/bpf.h>
@@ -263,11 +263,62 @@ struct {
 } dql_stats SEC(".maps");
 
 /*
+ * The counting window, CLOCK_MONOTONIC ns (bpf_ktime_get_ns()'s clock), set
+ * by user space: events count from open until close (0: still open). When
+ * sampling (Options.Sample) the programs are attached for a window only;
+ * user space attaches them, opens the window, later closes it and then
+ * detaches them, so every program counts over exactly the same span, which
+ * user space knows to the microsecond - detaching takes milliseconds and
+ * is not ordered. The softirq and hardirq programs keep track of "inside
+ * NET_RX" and of the handler running whether the window is open or not,
+ * and clip the time they add to the window.
+ */
+struct count_window {
+	__u64 open;
+	__u64 close;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct count_window);
+} window SEC(".maps");
+
+/*
  * Set by user space when the softirq programs are attached. BPF read-only
  * data: const volatile and initialised, so it lands in .rodata, which the
  * loader rewrites before the verifier sees it.
  */
 volatile const __u32 have_softirq = 0;
+
+static __always_inline struct count_window *get_window(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&window, &zero);
+}
+
+/* Whether events count now: the window is open. */
+static __always_inline int counting(void)
+{
+	struct count_window *w = get_window();
+
+	return w && w->open && !w->close;
+}
+
+/* The part of [start, now] inside the window, in ns. */
+static __always_inline __u64 in_window(__u64 start, __u64 now)
+{
+	struct count_window *w = get_window();
+	__u64 lo, hi;
+
+	if (!w || !w->open)
+		return 0;
+	lo = start > w->open ? start : w->open;
+	hi = w->close && w->close < now ? w->close : now;
+	return hi > lo ? hi - lo : 0;
+}
 
 static __always_inline void count_lost(__u32 map)
 {
@@ -332,6 +383,8 @@ int tp_napi_poll(struct napi_poll_ctx *ctx)
 	__s32 work = ctx->work, budget = ctx->budget;
 	__u32 bin;
 
+	if (!counting())
+		return 0;
 	key.napi = ctx->napi;
 	read_name(ctx, ctx->dev_name, key.dev);
 	if (have_softirq) {
@@ -441,6 +494,8 @@ int tp_gro_receive(struct rx_verbose_ctx *ctx)
 	__u32 slot = id % GRO_SLOTS;
 	struct gro_slot *g;
 
+	if (!counting())
+		return 0;
 	g = id ? bpf_map_lookup_elem(&gro_fast, &slot) : NULL;
 	if (g && g->napi_id == id) {
 		g->count++;
@@ -464,6 +519,8 @@ int tp_gro_receive(struct rx_verbose_ctx *ctx)
 SEC("tracepoint/net/netif_receive_skb")
 int tp_receive_skb(struct net_dev_ctx *ctx)
 {
+	if (!counting())
+		return 0;
 	count_rx_net_dev(ctx, RX_SKB);
 	return 0;
 }
@@ -471,6 +528,8 @@ int tp_receive_skb(struct net_dev_ctx *ctx)
 SEC("tracepoint/net/netif_receive_skb_entry")
 int tp_receive_skb_entry(struct rx_verbose_ctx *ctx)
 {
+	if (!counting())
+		return 0;
 	count_rx_verbose(ctx, RX_SKB_ENTRY);
 	return 0;
 }
@@ -478,6 +537,8 @@ int tp_receive_skb_entry(struct rx_verbose_ctx *ctx)
 SEC("tracepoint/net/netif_receive_skb_list_entry")
 int tp_receive_skb_list_entry(struct rx_verbose_ctx *ctx)
 {
+	if (!counting())
+		return 0;
 	count_rx_verbose(ctx, RX_LIST_ENTRY);
 	return 0;
 }
@@ -485,6 +546,8 @@ int tp_receive_skb_list_entry(struct rx_verbose_ctx *ctx)
 SEC("tracepoint/net/netif_rx")
 int tp_netif_rx(struct net_dev_ctx *ctx)
 {
+	if (!counting())
+		return 0;
 	count_rx_net_dev(ctx, RX_NETIF_RX);
 	return 0;
 }
@@ -500,8 +563,12 @@ int tp_softirq_entry(struct softirq_ctx *ctx)
 	t = bpf_map_lookup_elem(&softirq_stats, &vec);
 	if (!t)
 		return 0;
-	t->count++;
-	/* Time only the network softirqs; the others are just counted. */
+	if (counting())
+		t->count++;
+	/*
+	 * Time only the network softirqs; the others are just counted. The
+	 * start is kept outside the window too: napi_poll reads it.
+	 */
 	if (vec == NET_RX_VEC || vec == NET_TX_VEC)
 		t->start = bpf_ktime_get_ns();
 	return 0;
@@ -516,8 +583,9 @@ int tp_softirq_exit(struct softirq_ctx *ctx)
 	if (vec != NET_RX_VEC && vec != NET_TX_VEC)
 		return 0;
 	t = bpf_map_lookup_elem(&softirq_stats, &vec);
+	/* An exit without its entry (attached since) is not timed. */
 	if (t && t->start) {
-		t->ns += bpf_ktime_get_ns() - t->start;
+		t->ns += in_window(t->start, bpf_ktime_get_ns());
 		t->start = 0;
 	}
 	return 0;
@@ -545,10 +613,13 @@ int tp_irq_exit(struct irq_ctx *ctx)
 	struct irq_val *v;
 	__u64 ns = 0;
 
+	/* An exit without its entry is counted, but not timed. */
 	if (c && c->start && c->irq == irq) {
-		ns = bpf_ktime_get_ns() - c->start;
+		ns = in_window(c->start, bpf_ktime_get_ns());
 		c->start = 0;
 	}
+	if (!counting())
+		return 0;
 	v = bpf_map_lookup_elem(&irq_stats, &irq);
 	if (!v) {
 		struct irq_val one = { .count = 1, .ns = ns };
@@ -572,7 +643,7 @@ int tp_dql_stall(struct dql_stall_ctx *ctx)
 	__u32 zero = 0;
 	struct dql_val *v = bpf_map_lookup_elem(&dql_stats, &zero);
 
-	if (v) {
+	if (v && counting()) {
 		v->count++;
 		if (ctx->len > v->max_len)
 			v->max_len = ctx->len;
