@@ -4,7 +4,7 @@
 # stock, ...), REPS boots each (default 5) of usb-gadget and usb-nic (both
 # directions) and bql (send, super speed, EF probe under load; stock and
 # ours only), bench observing in full mode so the GRO ratio counts
-# segments. ours-softirq is our build with its NAPI polled in softirq
+# segments (continuously: --observe-sample 100%). ours-softirq is our build with its NAPI polled in softirq
 # (--threaded off). Then the comparisons against stock, paired by
 # repetition. VARIANTS="stock ours" leaves ours-softirq out. Needs root and
 # the modules built (make -C kernel/usbnet). Takes about 5 minutes per
@@ -28,7 +28,7 @@ run() { # NAME VARIANT ARGS...
 	esac
 	echo "== $name: wirespeed lab vm $* $extra" | tee -a "$out/runs.txt"
 	# shellcheck disable=SC2086
-	if "$ws" lab vm "$@" $extra --bench-args '--observe full' --out "$out/$name" > "$out/$name.txt" 2>&1; then
+	if "$ws" lab vm "$@" $extra --bench-args '--observe full --observe-sample 100%' --out "$out/$name" > "$out/$name.txt" 2>&1; then
 		echo "   ok" | tee -a "$out/runs.txt"
 	else
 		echo "   FAILED: $(tail -n 1 "$out/$name.txt")" | tee -a "$out/runs.txt"
