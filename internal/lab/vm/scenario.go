@@ -314,13 +314,7 @@ func wireguardScript(o Options) string {
 	if n <= 0 {
 		n = 4
 	}
-	threaded := ""
-	switch o.Threaded {
-	case "on":
-		threaded = "1"
-	case "off":
-		threaded = "0"
-	}
+	threaded := o.threadedValue()
 	o.Streams = n // one flow per tunnel: -P N spread over --procs N, one per port
 	var b strings.Builder
 	fmt.Fprintf(&b, "N=%d THREADED=%s\n", n, shq(threaded))
@@ -383,17 +377,23 @@ ps > /results/ps.txt
 	return b.String()
 }
 
+// threadedValue is what --threaded writes to a sysfs threaded knob: "1",
+// "0", or "" to leave the kernel's default.
+func (o Options) threadedValue() string {
+	switch o.Threaded {
+	case "on":
+		return "1"
+	case "off":
+		return "0"
+	}
+	return ""
+}
+
 // dutThreaded sets the device under test's sysfs threaded knob as asked
 // (stock usbnet has no NAPI: the write fails, which is noted, not fatal)
 // and records what the knob says.
 func dutThreaded(o Options, ifVar string) string {
-	v := ""
-	switch o.Threaded {
-	case "on":
-		v = "1"
-	case "off":
-		v = "0"
-	}
+	v := o.threadedValue()
 	var b strings.Builder
 	if v != "" {
 		fmt.Fprintf(&b, "echo %s > /sys/class/net/$%s/threaded 2>/dev/null || ws note \"threaded=%s on $%s failed (no NAPI?)\"\n", v, ifVar, v, ifVar)
