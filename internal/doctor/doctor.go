@@ -1,0 +1,128 @@
+package doctor
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/inspect"
+)
+
+// Rule is one check. Check is pure: it reads the Input and returns what it
+// found and what it could not check.
+type Rule struct {
+	ID      string
+	Summary string
+	Check   func(in *Input) ([]Finding, []Skipped)
+}
+
+var rules []Rule
+
+// register adds a rule; each rule file calls it from init().
+func register(r Rule) {
+	for _, o := range rules {
+		if o.ID == r.ID {
+			panic("doctor: rule registered twice: " + r.ID)
+		}
+	}
+	rules = append(rules, r)
+	sort.Slice(rules, func(i, j int) bool { return rules[i].ID < rules[j].ID })
+}
+
+// Rules lists the registered rules, by id.
+func Rules() []RuleInfo {
+	out := make([]RuleInfo, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, RuleInfo{ID: r.ID, Summary: r.Summary})
+	}
+	return out
+}
+
+// Diagnose runs every rule over in and returns the findings ordered by
+// severity, then impact, then id and device.
+func Diagnose(in *Input) (*Report, error) {
+	if in == nil || in.Snap == nil {
+		return nil, fmt.Errorf("doctor: no snapshot to diagnose")
+	}
+	rep := &Report{
+		Schema: SchemaVersion,
+		Host:   in.Snap.Host.Hostname,
+		Kernel: in.Snap.Host.Kernel,
+		Source: Source{Snapshot: "live", Root: in.Snap.Source.Root, Before: in.Before != nil},
+		Rules:  Rules(),
+	}
+	if in.Snap.Source.Kind == "snapshot" {
+		rep.Source.Snapshot = in.Snap.Source.File
+	}
+	if in.Obs != nil {
+		rep.Source.ObservedSec = in.Obs.DurationSec
+	}
+	for _, r := range rules {
+		fs, sk := r.Check(in)
+		for i := range fs {
+			if fs[i].ID == "" {
+				fs[i].ID = r.ID
+			}
+			if fs[i].Evidence == nil {
+				fs[i].Evidence = []Evidence{}
+			}
+		}
+		rep.Findings = append(rep.Findings, fs...)
+		for i := range sk {
+			if sk[i].Rule == "" {
+				sk[i].Rule = r.ID
+			}
+		}
+		rep.Skipped = append(rep.Skipped, sk...)
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if a.Severity.Rank() != b.Severity.Rank() {
+			return a.Severity.Rank() > b.Severity.Rank()
+		}
+		if a.Impact != b.Impact {
+			return a.Impact > b.Impact
+		}
+		if a.ID != b.ID {
+			return a.ID < b.ID
+		}
+		return strings.Join(a.Devices, ",") < strings.Join(b.Devices, ",")
+	})
+	if rep.Findings == nil {
+		rep.Findings = []Finding{}
+	}
+	return rep, nil
+}
+
+// Worst is the highest severity among the findings ("" when none).
+func (r *Report) Worst() Severity {
+	var w Severity
+	for _, f := range r.Findings {
+		if f.Severity.Rank() > w.Rank() {
+			w = f.Severity
+		}
+	}
+	return w
+}
+
+// devices returns the snapshot's devices the Input asks about.
+func (in *Input) devices() []*inspect.Device {
+	var out []*inspect.Device
+	for i := range in.Snap.Devices {
+		d := &in.Snap.Devices[i]
+		if len(in.Ifaces) > 0 && !contains(in.Ifaces, d.Name) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
