@@ -66,8 +66,10 @@ type Evidence struct {
 // Kinds are the Kind* constants; Target and Value are in the terms of the
 // kind (a path, a sysctl name, an IRQ number, a feature name).
 type Action struct {
-	// ID is stable across runs for the same change on the same host:
-	// "<finding id>/<device or host>/<target short name>".
+	// ID is stable across runs for the same change on the same host, and
+	// the same whichever finding proposes it (tune dedupes by it):
+	// "<knob>:<device>[:<queue or item>]" - "rps_cpus:eth1:rx-0",
+	// "irq:46", "sysctl:net.core.netdev_budget", "rx-gro:eth0".
 	ID     string `json:"id"`
 	Kind   string `json:"kind"`
 	Device string `json:"device,omitempty"`

@@ -1,0 +1,253 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/bench"
+	"github.com/wirespeed/wirespeed/internal/doctor"
+	"github.com/wirespeed/wirespeed/internal/hostfs"
+	"github.com/wirespeed/wirespeed/internal/inspect"
+	"github.com/wirespeed/wirespeed/internal/observe"
+)
+
+func init() {
+	register(&Command{
+		Name:    "doctor",
+		Summary: "say why this host (or a snapshot) is slow and what to do: findings with evidence, fixes and checks",
+		Usage: `wirespeed doctor [IFACE...] [--from SNAP.tar.gz] [--observe D | --result BENCH.json] [--json] [--fail-on warn|crit]
+
+Runs every rule over what inspect reads (this host, or a snapshot taken
+with 'wirespeed inspect --save' anywhere) and prints findings, most impact
+first. Each finding has a stable id, a severity, the evidence it fired on
+(fields of the snapshot or observation), why it costs throughput or
+latency, the fix (commands to paste, and the actions 'wirespeed tune'
+applies) and how to verify it with 'wirespeed bench'.
+
+Rules about what happens at run time (where NAPIs are polled, softnet
+squeezes and drops, the clock under load) need a second reading:
+--observe 10s reads the host, observes it with eBPF (sampled: attached
+10% of each second) for that long under whatever load it carries, and
+reads it again; --result takes the observation, samples and snapshot a
+bench run stored. Without either those rules say "not checked".
+
+Read-only: nothing is changed. Exit 0 whatever was found, unless
+--fail-on warn|crit (exit 1 when a finding is that severe or worse).`,
+		Run: runDoctor,
+	})
+}
+
+func runDoctor(ctx context.Context, env Env, args []string) error {
+	c := commands["doctor"]
+	fs := newFlagSet(c, env)
+	asJSON := fs.Bool("json", false, "print JSON (schema "+doctor.SchemaVersion+", see docs/doctor-schema.md)")
+	from := fs.String("from", "", "diagnose a snapshot `FILE` (wirespeed inspect --save) instead of this host")
+	var obsDur secondsOrDuration
+	fs.Var(&obsDur, "observe", "observe this host for `D` (10s) with eBPF between two readings, for the runtime rules")
+	result := fs.String("result", "", "take the observation, samples and snapshot from a bench result `FILE`")
+	failOn := fs.String("fail-on", "", "exit 1 when a finding is `warn` or crit (warn), or crit (crit)")
+	ifaces, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	var failRank int
+	switch *failOn {
+	case "":
+		failRank = 99
+	case "warn":
+		failRank = doctor.Warn.Rank()
+	case "crit":
+		failRank = doctor.Crit.Rank()
+	default:
+		return usageErrorf("--fail-on: want warn or crit, got %q", *failOn)
+	}
+	if obsDur < 0 {
+		return usageErrorf("--observe must be positive")
+	}
+	if obsDur > 0 && *from != "" {
+		return usageErrorf("--observe watches this host; a snapshot (--from) cannot be observed (use --result with a bench run from that host)")
+	}
+	if obsDur > 0 && *result != "" {
+		return usageErrorf("--observe and --result both give an observation: use one")
+	}
+	in := &doctor.Input{Ifaces: ifaces}
+	obsDesc := ""
+	switch {
+	case *result != "":
+		if in.Snap, in.Before, in.Obs, obsDesc, err = fromResult(ctx, *result, *from, ifaces); err != nil {
+			return err
+		}
+	case *from != "":
+		if in.Snap, err = loadSnapshot(ctx, *from, ifaces); err != nil {
+			return err
+		}
+	default:
+		if obsDur > 0 && os.Geteuid() != 0 {
+			return fmt.Errorf("--observe attaches eBPF programs and needs root (CAP_BPF, CAP_PERFMON): run as root, or leave it out")
+		}
+		if in.Before, err = liveSnapshot(ctx, ifaces); err != nil {
+			return err
+		}
+		in.Snap = in.Before
+		if obsDur > 0 {
+			fmt.Fprintf(env.Stderr, "wirespeed: observing for %v (sampled 10%%)...\n", time.Duration(obsDur))
+			in.Obs, err = observe.Run(ctx, observe.Options{Ifaces: ifaces, Light: true, Sample: 0.1}, time.Duration(obsDur))
+			if err != nil {
+				return fmt.Errorf("observe: %w", err)
+			}
+			if in.Snap, err = liveSnapshot(ctx, ifaces); err != nil {
+				return err
+			}
+			obsDesc = fmt.Sprintf("live %v, sampled 10%%", time.Duration(obsDur))
+		} else {
+			in.Before = nil
+		}
+	}
+	rep, err := doctor.Diagnose(in)
+	if err != nil {
+		return err
+	}
+	rep.Source.Observation = obsDesc
+	if *result != "" && *from == "" {
+		rep.Source.Snapshot = "result " + *result
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if err := doctor.WriteText(env.Stdout, rep); err != nil {
+		return err
+	}
+	if w := rep.Worst(); w != "" && w.Rank() >= failRank {
+		return fmt.Errorf("a finding is %s (--fail-on %s)", w, *failOn)
+	}
+	return nil
+}
+
+func liveSnapshot(ctx context.Context, ifaces []string) (*inspect.Snapshot, error) {
+	fsys := hostfs.Live()
+	snap, err := inspect.Collect(ctx, inspect.Options{FS: fsys, Answers: inspect.LiveAnswers(fsys), Ifaces: ifaces})
+	if errors.Is(err, inspect.ErrUnknownInterface) {
+		return nil, &UsageError{Err: err}
+	}
+	return snap, err
+}
+
+// loadSnapshot reads a snapshot file as 'inspect --from' does.
+func loadSnapshot(ctx context.Context, file string, ifaces []string) (*inspect.Snapshot, error) {
+	sf, err := hostfs.OpenSnapshot(file)
+	if err != nil {
+		return nil, err
+	}
+	defer sf.Close()
+	a, err := inspect.ReplayAnswers(sf.Answers)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	snap, err := inspect.Collect(ctx, inspect.Options{FS: sf.FS, Answers: a, Ifaces: ifaces})
+	if errors.Is(err, inspect.ErrUnknownInterface) {
+		return nil, &UsageError{Err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	snap.Source = inspect.Source{Kind: "snapshot", File: file, Root: a.Euid == 0,
+		Captured: sf.Meta.Created.UTC().Format(time.RFC3339)}
+	return snap, nil
+}
+
+// fromResult builds doctor's input from a bench result: the snapshot it
+// embedded (or --from), softnet counters of its first and last samples as
+// two readings, and the observation of its last observed run.
+func fromResult(ctx context.Context, file, from string, ifaces []string) (snap, before *inspect.Snapshot, obs *observe.Observation, desc string, err error) {
+	res, err := bench.Load(file)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	if from != "" {
+		if snap, err = loadSnapshot(ctx, from, ifaces); err != nil {
+			return nil, nil, nil, "", err
+		}
+	} else {
+		keys := make([]string, 0, len(res.Inspect))
+		for k := range res.Inspect {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			return resultSnapRank(keys[i]) < resultSnapRank(keys[j]) || (resultSnapRank(keys[i]) == resultSnapRank(keys[j]) && keys[i] < keys[j])
+		})
+		for _, k := range keys {
+			var s inspect.Snapshot
+			if json.Unmarshal(res.Inspect[k], &s) == nil && strings.HasPrefix(s.Schema, "wirespeed.inspect/") {
+				snap = &s
+				desc = "snapshot " + k + " of "
+				break
+			}
+		}
+		if snap == nil {
+			return nil, nil, nil, "", fmt.Errorf("%s holds no inspect snapshot (run bench without --no-inspect, or give one with --from)", file)
+		}
+		if err := checkIfaces(snap, ifaces); err != nil {
+			return nil, nil, nil, "", err
+		}
+	}
+	var run *bench.Run
+	for i := len(res.Runs) - 1; i >= 0; i-- {
+		if len(res.Runs[i].Observe) > 0 || len(res.Runs[i].Samples) >= 2 {
+			run = &res.Runs[i]
+			break
+		}
+	}
+	if run == nil {
+		return snap, nil, nil, desc + "result " + file + " (no observation or samples)", nil
+	}
+	desc += fmt.Sprintf("result %s, run %s #%d", file, run.Variant, run.Rep)
+	if len(run.Observe) > 0 {
+		var o observe.Observation
+		if err := json.Unmarshal(run.Observe, &o); err == nil && strings.HasPrefix(o.Schema, "wirespeed.observe/") {
+			obs = &o
+		}
+	}
+	if n := len(run.Samples); n >= 2 && len(run.Samples[0].Softnet) > 0 {
+		b, a := *snap, *snap
+		b.Host.Softnet = run.Samples[0].Softnet
+		a.Host.Softnet = run.Samples[n-1].Softnet
+		// The snapshot's other counters are not from the run: only softnet
+		// moves between these two readings.
+		b.Devices, a.Devices = nil, snap.Devices
+		before, snap = &b, &a
+	}
+	return snap, before, obs, desc, nil
+}
+
+// resultSnapRank prefers the receiver's snapshot, then the local device's.
+func resultSnapRank(k string) int {
+	switch {
+	case strings.HasSuffix(k, "/receiver"):
+		return 0
+	case k == "local":
+		return 1
+	}
+	return 2
+}
+
+func checkIfaces(s *inspect.Snapshot, ifaces []string) error {
+	for _, n := range ifaces {
+		found := false
+		for _, d := range s.Devices {
+			found = found || d.Name == n
+		}
+		if !found {
+			return usageErrorf("%s: not in the result's snapshot", n)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package doctor
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Rule irqs-piled: interrupts of busy devices that could be moved all run
+// on the same CPU while other CPUs take none of them. Spreading them gives
+// each its own CPU for the interrupt and the NAPI poll it schedules.
+
+func init() {
+	register(Rule{
+		ID:      "irqs-piled",
+		Summary: "movable interrupts of busy devices piled on one CPU",
+		Check:   checkIRQsPiled,
+	})
+}
+
+type irqUse struct {
+	dev    string
+	irq    int
+	name   string
+	hot    int
+	total  uint64
+	source string
+}
+
+func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
+	cpus := onlineCPUs(in.Snap)
+	if len(cpus) < 2 {
+		return nil, nil
+	}
+	seen := map[int]bool{}
+	byCPU := map[int][]irqUse{}
+	used := map[int]bool{}
+	for _, d := range in.devices() {
+		if !physical(d) || !isUp(d) {
+			continue
+		}
+		for i := range d.IRQs {
+			irq := &d.IRQs[i]
+			if seen[irq.Number] {
+				continue
+			}
+			seen[irq.Number] = true
+			counts, src := irq, "snapshot"
+			if dl := in.irqDelta(d.Name, irq); dl != nil {
+				counts, src = dl, "delta"
+			}
+			hot, share := hotCPU(counts)
+			if counts.Total == 0 {
+				continue
+			}
+			used[hot] = true
+			if counts.Total < busyIRQ || share < 0.9 || irq.Changeable.State == "no" {
+				continue
+			}
+			byCPU[hot] = append(byCPU[hot], irqUse{d.Name, irq.Number, strings.Join(irq.Actions, ","), hot, counts.Total, src})
+		}
+	}
+	var out []Finding
+	var hots []int
+	for c := range byCPU {
+		hots = append(hots, c)
+	}
+	sort.Ints(hots)
+	for _, c := range hots {
+		list := byCPU[c]
+		if len(list) < 2 {
+			continue
+		}
+		free := []int{}
+		for _, x := range cpus {
+			if !used[x] {
+				free = append(free, x)
+			}
+		}
+		if len(free) == 0 {
+			free = without(cpus, c)
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].total > list[j].total })
+		f := Finding{
+			ID: "irqs-piled", Severity: Warn, Impact: 45,
+			Title: fmt.Sprintf("%d busy interrupts share CPU%d while %d other CPU(s) take none", len(list), c, len(free)),
+			Why: "each interrupt schedules its NAPI poll on the CPU it ran on, so interrupts piled on one CPU put their devices' RX processing there too; " +
+				"moving all but the busiest to idle CPUs lets them run in parallel.",
+			Fix: &Fix{Caveat: "irqbalance, if it runs, may move them again: stop it, or set IRQBALANCE_BANNED_CPULIST / --banirq for these IRQs."},
+		}
+		devs := map[string]bool{}
+		for i, u := range list {
+			if !devs[u.dev] {
+				devs[u.dev] = true
+				f.Devices = append(f.Devices, u.dev)
+			}
+			f.Evidence = append(f.Evidence, Evidence{Source: u.source,
+				Field: fmt.Sprintf("devices[%s].irqs[%d].counts", u.dev, u.irq),
+				Value: fmt.Sprintf("%d (%s) on CPU%d", u.total, u.name, c)})
+			if i == 0 {
+				continue // the busiest stays
+			}
+			to := free[(i-1)%len(free)]
+			f.Fix.Actions = append(f.Fix.Actions, irqAction(u.dev, u.irq, []int{to}))
+		}
+		f.Fix.Commands = commands(f.Fix.Actions)
+		f.Unchecked = append(f.Unchecked, "whether irqbalance runs: not recorded in snapshots (check: pgrep -a irqbalance)")
+		if len(f.Devices) > 0 {
+			f.Verify = verifyRX(f.Devices[0])
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}

@@ -1,0 +1,179 @@
+package doctor
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/cpumask"
+	"github.com/wirespeed/wirespeed/internal/inspect"
+)
+
+// Rule irq-stuck-rps-off: the interrupt that starts all of a device's RX
+// work lands on one CPU and cannot be moved (the Pi 4's xHCI MSI), or the
+// device has one RX source whose processing stays where the interrupt ran
+// (usbnet's bottom half, the netif_rx backlog), and RPS is off - so one CPU
+// does everything while the others wait. RPS over the other CPUs spreads
+// protocol processing; RFS steers each flow to its reader's CPU.
+//
+// Rule rps-on-irq-cpu: RPS is on but includes the CPU that takes the
+// interrupt, which then gets a share of the protocol work on top of the
+// interrupt and the driver's own.
+
+func init() {
+	register(Rule{
+		ID:      "irq-stuck-rps-off",
+		Summary: "all RX interrupt work on one CPU that cannot be spread by moving the IRQ, with RPS off (or on that CPU)",
+		Check:   checkIRQStuck,
+	})
+}
+
+// busyIRQ is the minimum count (since boot, or between two readings) for
+// an interrupt to say anything about where work runs.
+const busyIRQ = 1000
+
+func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
+	var out []Finding
+	var skipped []Skipped
+	cpus := onlineCPUs(in.Snap)
+	if len(cpus) < 2 {
+		return nil, nil
+	}
+	for _, d := range in.devices() {
+		if !physical(d) || !isUp(d) || len(d.IRQs) == 0 {
+			continue
+		}
+		single := d.Datapath.USBNet.State == "yes" || d.Datapath.OwnNAPI.State == "no"
+		for i := range d.IRQs {
+			irq := &d.IRQs[i]
+			counts, src := irq, "snapshot"
+			if dl := in.irqDelta(d.Name, irq); dl != nil {
+				counts, src = dl, "delta"
+			}
+			if counts.Total < busyIRQ && !(src == "delta" && counts.Total >= 100) {
+				continue
+			}
+			hot, share := hotCPU(counts)
+			if share < 0.95 {
+				continue
+			}
+			cannotMove := irq.Changeable.State == "no"
+			if !cannotMove && !single {
+				continue // a movable IRQ of a NAPI device: irqs-piled's business
+			}
+			others := without(cpus, hot)
+			rps, known := rpsCPUs(d)
+			ev := []Evidence{
+				{Source: src, Field: devField(d, fmt.Sprintf("irqs[%d].counts", irq.Number)),
+					Value: fmt.Sprintf("%.0f%% of %d on CPU%d", share*100, counts.Total, hot)},
+				snapEv(devField(d, fmt.Sprintf("irqs[%d].affinity_changeable", irq.Number)), "%s (%s)", irq.Changeable.State, irq.Changeable.Evidence),
+			}
+			if d.Datapath.USBNet.State == "yes" || d.Datapath.OwnNAPI.State == "no" {
+				ev = append(ev, snapEv(devField(d, "datapath.rx_path"), "%s", d.Datapath.RXPath))
+			}
+			var unchecked []string
+			if irq.Changeable.State == "unknown" {
+				unchecked = append(unchecked, "whether the IRQ can move: the affinity probe needs root ("+irq.Changeable.Evidence+")")
+			}
+			if in.Obs != nil {
+				ev = append(ev, otherCPUsEvidence(in, hot)...)
+			} else {
+				unchecked = append(unchecked, "whether the other CPUs are idle under load: needs --observe")
+			}
+			why := fmt.Sprintf("IRQ %d (%s) runs on CPU%d only", irq.Number, strings.Join(irq.Actions, ","), hot)
+			if cannotMove {
+				why += " and its affinity cannot be changed"
+			}
+			why += "; the driver's RX work and, without RPS, all protocol processing follow it, so one CPU saturates while the others idle. " +
+				"RPS hands each flow's processing to another CPU by hash. Seed 003: on a Raspberry Pi 4 the xHCI interrupt stays on CPU0 " +
+				"(writes to smp_affinity answer EINVAL) and rps_cpus is the knob that works."
+			switch {
+			case known && len(rps) == 0:
+				f := Finding{
+					ID: "irq-stuck-rps-off", Severity: Warn, Impact: 60, Devices: []string{d.Name},
+					Title:     fmt.Sprintf("%s: all RX interrupt work on CPU%d, RPS off", d.Name, hot),
+					Evidence:  append(ev, snapEv(devField(d, "rx_queues[*].rps_cpus"), "%s", rpsMasks(d))),
+					Why:       why,
+					Fix:       rpsFix(in.Snap, d, others, hot),
+					Verify:    verifyRX(d.Name),
+					Unchecked: unchecked,
+				}
+				out = append(out, f)
+			case known && len(cpus) > 2 && containsInt(rps, hot):
+				f := Finding{
+					ID: "rps-on-irq-cpu", Severity: Info, Impact: 25, Devices: []string{d.Name},
+					Title:    fmt.Sprintf("%s: RPS sends work back to CPU%d, the CPU that takes all its interrupts", d.Name, hot),
+					Evidence: append(ev, snapEv(devField(d, "rx_queues[*].rps_cpus"), "%s (CPUs %s)", rpsMasks(d), cpumask.FormatList(rps))),
+					Why: fmt.Sprintf("CPU%d already runs the interrupt and the driver's RX work; RPS including it puts a share of the protocol work there too. "+
+						"Leaving it out keeps that CPU for what only it can do.", hot),
+					Fix:       rpsFix(in.Snap, d, others, hot),
+					Verify:    verifyRX(d.Name),
+					Unchecked: unchecked,
+				}
+				f.Fix.Actions = f.Fix.Actions[:len(d.RXQueues)] // the mask only; RFS is its own question here
+				f.Fix.Commands = commands(f.Fix.Actions)
+				f.Fix.Caveat, _, _ = strings.Cut(f.Fix.Caveat, " RFS")
+				out = append(out, f)
+			case !known:
+				skipped = append(skipped, Skipped{Rule: "irq-stuck-rps-off", Device: d.Name, Reason: "rps_cpus could not be read"})
+			}
+			break // one finding per device: its busiest single-CPU interrupt
+		}
+	}
+	return out, skipped
+}
+
+func containsInt(l []int, x int) bool {
+	for _, v := range l {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func rpsMasks(d *inspect.Device) string {
+	var parts []string
+	for _, q := range d.RXQueues {
+		parts = append(parts, q.Name+"="+q.RPSCPUs)
+	}
+	return strings.Join(parts, " ")
+}
+
+// otherCPUsEvidence reports how busy the other CPUs' NET_RX was.
+func otherCPUsEvidence(in *Input, hot int) []Evidence {
+	var ev []Evidence
+	for _, c := range in.Obs.CPUs {
+		ev = append(ev, obsEv(fmt.Sprintf("cpus[%d].net_rx_share", c.CPU), "%.0f%%", c.NetRXShare*100))
+	}
+	return ev
+}
+
+// rpsFix spreads RX processing over cpus (all but the IRQ's CPU) on every
+// RX queue, and adds RFS where local sockets are the consumers.
+func rpsFix(s *inspect.Snapshot, d *inspect.Device, cpus []int, hot int) *Fix {
+	mask := cpumask.FormatMask(cpus)
+	var acts []Action
+	for _, q := range d.RXQueues {
+		acts = append(acts, sysfsAction("rps_cpus:"+d.Name+":"+q.Name, d.Name,
+			"/sys/class/net/"+d.Name+"/queues/"+q.Name+"/rps_cpus", mask))
+	}
+	fix := &Fix{
+		Caveat: fmt.Sprintf("The mask leaves out CPU%d, which takes the interrupt and runs the driver's RX work; "+
+			"RPS costs an inter-processor interrupt per batch, a good trade when that CPU is the bottleneck.", hot),
+	}
+	fwd, _ := sysctl(s, "net.ipv4.ip_forward")
+	entries, ok := sysctlInt(s, "net.core.rps_sock_flow_entries")
+	if ok && entries == 0 && fwd != "1" {
+		const total = 32768
+		acts = append(acts, sysctlAction("net.core.rps_sock_flow_entries", fmt.Sprint(total)))
+		per := total / max(1, len(d.RXQueues))
+		for _, q := range d.RXQueues {
+			acts = append(acts, sysfsAction("rps_flow_cnt:"+d.Name+":"+q.Name, d.Name,
+				"/sys/class/net/"+d.Name+"/queues/"+q.Name+"/rps_flow_cnt", fmt.Sprint(per)))
+		}
+		fix.Caveat += " RFS (rps_sock_flow_entries, rps_flow_cnt) then steers each flow to the CPU its reader runs on; it helps local sockets, not forwarding."
+	}
+	fix.Actions = acts
+	fix.Commands = commands(acts)
+	return fix
+}

@@ -1,0 +1,92 @@
+package doctor
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Rule usb-bus-slower-than-link: a USB NIC whose USB link is slower than
+// its Ethernet link (a gigabit adapter on a 480 Mbit/s USB 2 port or
+// behind a USB 2 hub). Rule usb-shared-controller: the NIC shares its host
+// controller - and so its one interrupt - with storage or other NICs.
+
+func init() {
+	register(Rule{
+		ID:      "usb-bus",
+		Summary: "USB NIC on a USB link slower than its Ethernet link; USB NIC sharing its host controller with storage or other NICs",
+		Check:   checkUSBBus,
+	})
+}
+
+// gigabitUSB are drivers of USB NICs that are gigabit or faster.
+var gigabitUSB = map[string]int{
+	"ax88179_178a": 1000, "r8152": 1000, "aqc111": 5000, "cdc_ncm": 0, "lan78xx": 1000,
+}
+
+func checkUSBBus(in *Input) ([]Finding, []Skipped) {
+	var out []Finding
+	for _, d := range in.devices() {
+		if d.USB == nil {
+			continue
+		}
+		usb, err := strconv.ParseFloat(strings.TrimSpace(d.USB.SpeedMbps), 64)
+		if err != nil || usb <= 0 {
+			continue
+		}
+		link := 0
+		src := ""
+		if d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
+			link, src = *d.Link.SpeedMbps, "link"
+		} else if g := gigabitUSB[d.Driver]; g > 0 {
+			link, src = g, "driver"
+		}
+		// USB 2 carries ~35-40 MB/s of payload at best; USB 3 (5 Gbit/s)
+		// ~3.2-4 Gbit/s after 8b/10b and protocol overhead.
+		usable := usb * 0.7
+		if link > 0 && float64(link) > usable {
+			f := Finding{
+				ID: "usb-bus-slower-than-link", Severity: Warn, Impact: 65, Devices: []string{d.Name},
+				Title: fmt.Sprintf("%s: %d Mbit/s Ethernet on a %s Mbit/s USB link", d.Name, link, d.USB.SpeedMbps),
+				Evidence: []Evidence{
+					snapEv(devField(d, "usb.speed_mbps"), "%s", d.USB.SpeedMbps),
+					snapEv(devField(d, "usb.path"), "%s on %s", d.USB.Path, d.USB.HostController.BusID),
+				},
+				Why: fmt.Sprintf("the USB link caps what the adapter can move at roughly %.0f Mbit/s, below its Ethernet rate, whatever the host does; "+
+					"a USB 2 port (or a USB 2 hub on the way) is the usual cause.", usable),
+				Fix: &Fix{Commands: []string{
+					"# plug the adapter into a USB 3 port (blue, SS) directly, not through a USB 2 hub; check with: lsusb -t",
+				}},
+				Verify: verifyRX(d.Name),
+			}
+			if src == "link" {
+				f.Evidence = append(f.Evidence, snapEv(devField(d, "link.speed_mbps"), "%d", link))
+			} else {
+				f.Evidence = append(f.Evidence, snapEv(devField(d, "driver"), "%s (a %d Mbit/s adapter)", d.Driver, link))
+				f.Unchecked = append(f.Unchecked, "the negotiated Ethernet speed (no carrier or unknown): judged by the driver")
+			}
+			out = append(out, f)
+		}
+		var busy []string
+		for _, n := range d.USB.Neighbours {
+			for _, drv := range n.Drivers {
+				if drv == "usb-storage" || drv == "uas" || gigabitUSB[drv] > 0 || drv == "cdc_ether" || drv == "asix" {
+					busy = append(busy, fmt.Sprintf("%s %s (%s)", n.Path, n.Product, drv))
+					break
+				}
+			}
+		}
+		if len(busy) > 0 {
+			out = append(out, Finding{
+				ID: "usb-shared-controller", Severity: Info, Impact: 20, Devices: []string{d.Name},
+				Title:    fmt.Sprintf("%s shares USB host controller %s with %s", d.Name, d.USB.HostController.BusID, strings.Join(busy, ", ")),
+				Evidence: []Evidence{snapEv(devField(d, "usb.neighbours"), "%s", strings.Join(busy, "; "))},
+				Why: "every device on a host controller shares its bandwidth and its one interrupt (and so the CPU that interrupt runs on): " +
+					"a disk copy and network traffic at the same time compete for both.",
+				Fix:       &Fix{Commands: []string{"# move the storage (or the other NIC) to another host controller if the machine has one: lsusb -t shows which bus each device is on"}},
+				Unchecked: []string{"whether the neighbours are busy at the same time as the NIC: not visible in a snapshot"},
+			})
+		}
+	}
+	return out, nil
+}
