@@ -150,7 +150,7 @@ func TestRules(t *testing.T) {
 
 		// 2. a stuck interrupt
 		{name: "Pi xHCI on CPU0, RPS off", fixture: "rpi4-ax88179", id: "irq-stuck-rps-off", fire: true, sev: Warn,
-			change: func(t *testing.T, in *Input) { dev(t, in.Snap, "eth1").RXQueues[0].RPSCPUs = "0" },
+			change:  func(t *testing.T, in *Input) { dev(t, in.Snap, "eth1").RXQueues[0].RPSCPUs = "0" },
 			actions: []string{"rps_cpus:eth1:rx-0=e", "sysctl:net.core.rps_sock_flow_entries=32768", "rps_flow_cnt:eth1:rx-0=32768"},
 			text:    "leaves out CPU0"},
 		{name: "RPS off on a forwarding Pi: no RFS", fixture: "rpi4-ax88179", id: "irq-stuck-rps-off", fire: true, sev: Warn,
@@ -588,5 +588,3 @@ func resolve(v any, path string) error {
 	}
 	return nil
 }
-
-
