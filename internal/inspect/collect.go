@@ -209,6 +209,11 @@ func (c *collector) host(devs []string) Host {
 		}
 		h.Sysctls = append(h.Sysctls, Sysctl{Name: "net.core." + n, Value: v, Error: e})
 	}
+	// Forwarding decides which GRO features matter (doctor's UDP GRO
+	// forwarding rule); it is per namespace, and older snapshots lack it.
+	if v, e := c.str("/proc/sys/net/ipv4/ip_forward"); e == "" {
+		h.Sysctls = append(h.Sysctls, Sysctl{Name: "net.ipv4.ip_forward", Value: v})
+	}
 	if hidden > 0 && c.fs.IsDir("/proc/sys/net/core") {
 		h.Notes = append(h.Notes, fmt.Sprintf("%d net.core sysctls are missing: most are global and visible only from the initial network namespace", hidden))
 	}
