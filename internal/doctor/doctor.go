@@ -56,6 +56,9 @@ func Diagnose(in *Input) (*Report, error) {
 	}
 	if in.Obs != nil {
 		rep.Source.ObservedSec = in.Obs.DurationSec
+		for _, c := range in.Obs.CPUs {
+			rep.Source.NetRXShare = append(rep.Source.NetRXShare, c.NetRXShare)
+		}
 	}
 	for _, r := range rules {
 		fs, sk := r.Check(in)

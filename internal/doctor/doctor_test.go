@@ -588,3 +588,52 @@ func resolve(v any, path string) error {
 	}
 	return nil
 }
+
+func TestRXOneCPU(t *testing.T) {
+	veth := func(t *testing.T, rps string, shares ...float64) *Input {
+		in := &Input{Snap: fixture(t, "firecracker-veth-threaded")}
+		dev(t, in.Snap, "ws-fx1").RXQueues[0].RPSCPUs = rps
+		in.Obs = &observe.Observation{Devices: []observe.Device{{Name: "ws-fx1", RXPath: observe.PathNAPIGRO, DeliveredPerSec: 80000}}}
+		for i, s := range shares {
+			in.Obs.CPUs = append(in.Obs.CPUs, observe.CPU{CPU: i, NetRXShare: s})
+		}
+		return in
+	}
+	got, _ := run(t, veth(t, "0", 0.9, 0.02), "rx-one-cpu")
+	if len(got) != 1 || strings.Join(actionIDs(got[0]), " ") != "rps_cpus:ws-fx1:rx-0=2" {
+		t.Fatalf("lopsided NET_RX, RPS off: %+v", got)
+	}
+	for name, in := range map[string]*Input{
+		"both CPUs busy": veth(t, "0", 0.9, 0.5),
+		"RPS on":         veth(t, "3", 0.9, 0.02),
+		"idle":           veth(t, "0", 0.03, 0.0),
+	} {
+		if got, _ := run(t, in, "rx-one-cpu"); len(got) != 0 {
+			t.Errorf("%s: fired: %s", name, got[0].Title)
+		}
+	}
+	in := veth(t, "0", 0.9, 0.02)
+	in.Obs = nil
+	if _, rep := run(t, in, "rx-one-cpu"); !strings.Contains(fmt.Sprint(rep.Skipped), "rx-one-cpu") {
+		t.Errorf("without an observation the rule must say it could not check: %+v", rep.Skipped)
+	}
+}
+
+// TestNoNAPISuperPackets: a veth receiving 64 KB GSO packets from a TSO
+// peer has nothing for GRO to merge.
+func TestNoNAPISuperPackets(t *testing.T) {
+	mk := func(bytesPerSkb uint64) *Input {
+		in := &Input{Snap: fixture(t, "firecracker-veth-threaded")}
+		d := dev(t, in.Snap, "ws-fx1")
+		d.Datapath = inspect.Datapath{USBNet: inspect.Tri{State: "no"}, OwnNAPI: inspect.Tri{State: "yes"}, RXPath: "NAPI + GRO (threaded)"}
+		in.Obs = &observe.Observation{Devices: []observe.Device{{Name: "ws-fx1", RXPath: observe.PathNetifRx,
+			NetifRx: 1000, Delivered: 1000, DeliveredBytes: 1000 * bytesPerSkb, NetifRxPerSec: 10000}}}
+		return in
+	}
+	if got, _ := run(t, mk(61000), "rx-no-napi"); len(got) != 0 {
+		t.Errorf("64 KB skbs: fired %s", got[0].Title)
+	}
+	if got, _ := run(t, mk(1514), "rx-no-napi"); len(got) != 1 {
+		t.Errorf("MTU-sized skbs through netif_rx: want rx-no-napi, got %d", len(got))
+	}
+}

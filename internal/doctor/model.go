@@ -146,8 +146,10 @@ type Source struct {
 	Snapshot    string  `json:"snapshot"`              // "live" or the file
 	Observation string  `json:"observation,omitempty"` // "live 10s", "result FILE", ""
 	ObservedSec float64 `json:"observed_s,omitempty"`
-	Before      bool    `json:"before"` // a second reading gave counter deltas
-	Root        bool    `json:"root"`
+	// NetRXShare is the observed NET_RX softirq time share per CPU.
+	NetRXShare []float64 `json:"net_rx_share,omitempty"`
+	Before     bool      `json:"before"` // a second reading gave counter deltas
+	Root       bool      `json:"root"`
 }
 
 // RuleInfo names a rule and what it looks for.
