@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -216,14 +217,8 @@ func fromResult(ctx context.Context, file, from string, ifaces []string) (snap, 
 			obs = &o
 		}
 	}
-	if n := len(run.Samples); n >= 2 && len(run.Samples[0].Softnet) > 0 {
-		b, a := *snap, *snap
-		b.Host.Softnet = run.Samples[0].Softnet
-		a.Host.Softnet = run.Samples[n-1].Softnet
-		// The snapshot's other counters are not from the run: only softnet
-		// moves between these two readings.
-		b.Devices, a.Devices = nil, snap.Devices
-		before, snap = &b, &a
+	if n := len(run.Samples); n >= 2 {
+		before, snap = readingsFromSamples(snap, run.Samples[0], run.Samples[n-1])
 	}
 	return snap, before, obs, desc, nil
 }
@@ -250,4 +245,48 @@ func checkIfaces(s *inspect.Snapshot, ifaces []string) error {
 		}
 	}
 	return nil
+}
+
+// readingsFromSamples makes two readings of snap from a bench run's first
+// and last samples: softnet and the devices' IRQ counts per CPU move
+// between them. The snapshot's other counters are not from the run, so the
+// earlier reading keeps only what the samples give (no device counters).
+func readingsFromSamples(snap *inspect.Snapshot, first, last bench.Sample) (*inspect.Snapshot, *inspect.Snapshot) {
+	b, a := cloneSnapshot(snap), cloneSnapshot(snap)
+	if len(first.Softnet) > 0 && len(last.Softnet) > 0 {
+		b.Host.Softnet, a.Host.Softnet = first.Softnet, last.Softnet
+	}
+	for i := range a.Devices {
+		b.Devices[i].Stats = inspect.Stats{}
+		for j := range a.Devices[i].IRQs {
+			k := strconv.Itoa(a.Devices[i].IRQs[j].Number)
+			f, l := first.IRQs[k], last.IRQs[k]
+			if len(f) == 0 || len(f) != len(l) {
+				continue
+			}
+			setCounts(&b.Devices[i].IRQs[j], f)
+			setCounts(&a.Devices[i].IRQs[j], l)
+		}
+	}
+	return b, a
+}
+
+func setCounts(irq *inspect.IRQ, counts []uint64) {
+	irq.Counts, irq.CountCPUs, irq.Total = append([]uint64(nil), counts...), nil, 0
+	for i, c := range counts {
+		irq.CountCPUs = append(irq.CountCPUs, i)
+		irq.Total += c
+	}
+}
+
+func cloneSnapshot(s *inspect.Snapshot) *inspect.Snapshot {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a Snapshot always marshals
+	}
+	var c inspect.Snapshot
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(err)
+	}
+	return &c
 }

@@ -236,3 +236,24 @@ func commands(acts []Action) []string {
 	}
 	return out
 }
+
+// irqCounts picks the best evidence of where an IRQ fires: the
+// observation's per-CPU counts (runtime), else the counts that moved
+// between two readings, else the counts since boot.
+func (in *Input) irqCounts(dev string, irq *inspect.IRQ) (*inspect.IRQ, string, string) {
+	field := devField(&inspect.Device{Name: dev}, fmt.Sprintf("irqs[%d].counts", irq.Number))
+	if in.Obs != nil {
+		for _, o := range in.Obs.IRQs {
+			if o.IRQ != irq.Number || o.Count == 0 {
+				continue
+			}
+			c := *irq
+			c.Counts, c.CountCPUs, c.Total = append([]uint64(nil), o.PerCPU...), nil, o.Count
+			return &c, "observation", fmt.Sprintf("irqs[%d].per_cpu", irq.Number)
+		}
+	}
+	if d := in.irqDelta(dev, irq); d != nil {
+		return d, "delta", field
+	}
+	return irq, "snapshot", field
+}

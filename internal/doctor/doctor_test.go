@@ -133,6 +133,12 @@ func TestRules(t *testing.T) {
 			change: func(t *testing.T, in *Input) {
 				in.Obs = &observe.Observation{Devices: []observe.Device{{Name: "eth1", RXPath: observe.PathNetifRx, NetifRx: 300000, NetifRxPerSec: 60000}}}
 			}},
+		{name: "usbnet with NAPI (our module)", fixture: "rpi4-ax88179", id: "usbnet-no-gro",
+			change: func(t *testing.T, in *Input) {
+				d := dev(t, in.Snap, "eth1")
+				d.Datapath.OwnNAPI = inspect.Tri{State: "yes"}
+				d.Datapath.RXPath = "NAPI + GRO (softirq)"
+			}},
 		{name: "virtio with NAPI + GRO is no usbnet", fixture: "firecracker-host", id: "usbnet-no-gro"},
 		{name: "wireguard is no usbnet", fixture: "wg-gateway-16", id: "usbnet-no-gro"},
 
@@ -178,6 +184,18 @@ func TestRules(t *testing.T) {
 				d := dev(t, in.Snap, "eth1")
 				d.RXQueues[0].RPSCPUs = "0"
 				d.IRQs[0].Counts, d.IRQs[0].Total = []uint64{60000, 40000, 0, 0}, 100000
+			}},
+		{name: "observed: the interrupt fires on CPU0 only", fixture: "rpi4-ax88179", id: "irq-stuck-rps-off", fire: true, sev: Warn,
+			change: func(t *testing.T, in *Input) {
+				d := dev(t, in.Snap, "eth1")
+				d.RXQueues[0].RPSCPUs = "0"
+				d.IRQs[0].Counts, d.IRQs[0].Total = []uint64{40, 0, 0, 0}, 40 // a fresh boot
+				in.Obs = &observe.Observation{IRQs: []observe.IRQ{{IRQ: 46, Count: 5000, PerCPU: []uint64{5000, 0, 0, 0}}}}
+			}},
+		{name: "observed: the interrupt moves", fixture: "rpi4-ax88179", id: "irq-stuck-rps-off",
+			change: func(t *testing.T, in *Input) {
+				dev(t, in.Snap, "eth1").RXQueues[0].RPSCPUs = "0"
+				in.Obs = &observe.Observation{IRQs: []observe.IRQ{{IRQ: 46, Count: 5000, PerCPU: []uint64{2500, 2500, 0, 0}}}}
 			}},
 		{name: "a movable virtio IRQ with NAPI", fixture: "firecracker-host", id: "irq-stuck-rps-off"},
 		{name: "counts that did not move since the earlier reading", fixture: "rpi4-ax88179", id: "irq-stuck-rps-off",

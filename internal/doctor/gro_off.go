@@ -31,7 +31,7 @@ func checkGROOff(in *Input) ([]Finding, []Skipped) {
 	}
 	fwd, fwdKnown := sysctl(in.Snap, "net.ipv4.ip_forward")
 	for _, d := range in.devices() {
-		if d.Datapath.OwnNAPI.State != "yes" || d.Datapath.USBNet.State == "yes" {
+		if d.Datapath.OwnNAPI.State != "yes" {
 			continue
 		}
 		on, fixed := offload(d, "rx-gro")

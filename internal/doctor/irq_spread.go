@@ -25,6 +25,7 @@ type irqUse struct {
 	hot    int
 	total  uint64
 	source string
+	field  string
 }
 
 func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
@@ -45,10 +46,7 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 				continue
 			}
 			seen[irq.Number] = true
-			counts, src := irq, "snapshot"
-			if dl := in.irqDelta(d.Name, irq); dl != nil {
-				counts, src = dl, "delta"
-			}
+			counts, src, field := in.irqCounts(d.Name, irq)
 			hot, share := hotCPU(counts)
 			if counts.Total == 0 {
 				continue
@@ -57,7 +55,7 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 			if counts.Total < busyIRQ || share < 0.9 || irq.Changeable.State == "no" {
 				continue
 			}
-			byCPU[hot] = append(byCPU[hot], irqUse{d.Name, irq.Number, strings.Join(irq.Actions, ","), hot, counts.Total, src})
+			byCPU[hot] = append(byCPU[hot], irqUse{d.Name, irq.Number, strings.Join(irq.Actions, ","), hot, counts.Total, src, field})
 		}
 	}
 	var out []Finding
@@ -94,8 +92,7 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 				devs[u.dev] = true
 				f.Devices = append(f.Devices, u.dev)
 			}
-			f.Evidence = append(f.Evidence, Evidence{Source: u.source,
-				Field: fmt.Sprintf("devices[%s].irqs[%d].counts", u.dev, u.irq),
+			f.Evidence = append(f.Evidence, Evidence{Source: u.source, Field: u.field,
 				Value: fmt.Sprintf("%d (%s) on CPU%d", u.total, u.name, c)})
 			if i == 0 {
 				continue // the busiest stays

@@ -45,11 +45,8 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 		single := d.Datapath.USBNet.State == "yes" || d.Datapath.OwnNAPI.State == "no"
 		for i := range d.IRQs {
 			irq := &d.IRQs[i]
-			counts, src := irq, "snapshot"
-			if dl := in.irqDelta(d.Name, irq); dl != nil {
-				counts, src = dl, "delta"
-			}
-			if counts.Total < busyIRQ && !(src == "delta" && counts.Total >= 100) {
+			counts, src, field := in.irqCounts(d.Name, irq)
+			if counts.Total < busyIRQ && !(src != "snapshot" && counts.Total >= 100) {
 				continue
 			}
 			hot, share := hotCPU(counts)
@@ -63,7 +60,7 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 			others := without(cpus, hot)
 			rps, known := rpsCPUs(d)
 			ev := []Evidence{
-				{Source: src, Field: devField(d, fmt.Sprintf("irqs[%d].counts", irq.Number)),
+				{Source: src, Field: field,
 					Value: fmt.Sprintf("%.0f%% of %d on CPU%d", share*100, counts.Total, hot)},
 				snapEv(devField(d, fmt.Sprintf("irqs[%d].affinity_changeable", irq.Number)), "%s (%s)", irq.Changeable.State, irq.Changeable.Evidence),
 			}

@@ -31,8 +31,8 @@ const ModuleKernelsText = "Debian 12's 6.12 kernels (6.12.N+deb12-ARCH and backp
 func checkUSBNet(in *Input) ([]Finding, []Skipped) {
 	var out []Finding
 	for _, d := range in.devices() {
-		if d.Datapath.USBNet.State != "yes" {
-			continue
+		if d.Datapath.USBNet.State != "yes" || d.Datapath.OwnNAPI.State == "yes" {
+			continue // not usbnet, or a usbnet with NAPI (our module)
 		}
 		od := obsDevice(in.Obs, d.Name)
 		f := Finding{

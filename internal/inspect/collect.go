@@ -909,6 +909,12 @@ func (c *collector) datapath(d *Device) Datapath {
 	case d.Driver == "loopback":
 		dp.OwnNAPI = Tri{"no", "loopback hands packets to netif_rx()"}
 		dp.RXPath = "netif_rx backlog (loopback)"
+	case dp.USBNet.State == "yes" && (len(d.NAPIs) > 0 || len(d.Threads) > 0):
+		// A usbnet with NAPI: wirespeed's patched usbnet (kernel/usbnet),
+		// or a kernel that gained it.
+		dp.OwnNAPI = Tri{"yes", fmt.Sprintf("usbnet registers a NAPI (%d in napi-get, %d kthreads): a usbnet with NAPI, such as wirespeed's kernel/usbnet", len(d.NAPIs), len(d.Threads))}
+		dp.RXPath = "NAPI" + gro + " (" + mode + ")"
+		dp.RXPathNote = "usbnet delivers through NAPI: rx_complete -> NAPI poll -> rx_fixup -> napi_gro_receive()"
 	case dp.USBNet.State == "yes":
 		dp.OwnNAPI = Tri{"no", "usbnet hands every packet to netif_rx()"}
 		dp.RXPath = "netif_rx backlog (usbnet: no NAPI, no GRO)"

@@ -460,6 +460,7 @@ finish() {
     wait $WS_OBS 2>/dev/null
     WS_OBS=
   fi
+  [ "$1" = 0 ] && ws_doctor
   ws stage send
   ws_send
   ws result "$1"
@@ -468,6 +469,21 @@ finish() {
   poweroff -f
 }
 fail() { ws fail "$*"; echo "$*" > /results/error.txt; finish 1; }
+# ws_doctor saves a snapshot of the guest and what doctor says about the
+# device under test: from the snapshot, and from the last bench result
+# (its observation and softnet samples).
+ws_doctor() {
+  dev=$(grep '^dut_if=' /results/facts.txt | cut -d= -f2)
+  [ -n "$dev" ] && [ -z "$DUT_NS" ] || return 0
+  ws stage doctor
+  /usr/bin/wirespeed inspect --save /results/inspect.tar.gz > /dev/null 2> /results/doctor.err
+  /usr/bin/wirespeed doctor --json $dev > /results/doctor.json 2>> /results/doctor.err
+  for r in /results/bench-receive.json /results/bench-send.json; do
+    [ -f $r ] || continue
+    /usr/bin/wirespeed doctor --json --result $r > /results/doctor-result.json 2>> /results/doctor.err
+    break
+  done
+}
 ws_driver_of() { d=$(readlink /sys/class/net/$1/device/driver 2>/dev/null); echo "${d##*/}"; }
 ws_wait_driver() {
   i=0
