@@ -622,7 +622,7 @@ func TestRXOneCPU(t *testing.T) {
 		t.Fatalf("lopsided NET_RX, RPS off: %+v", got)
 	}
 	for name, in := range map[string]*Input{
-		"both CPUs busy": veth(t, "0", 0.9, 0.5),
+		"both CPUs busy": veth(t, "0", 0.9, 0.4),
 		"RPS on":         veth(t, "3", 0.9, 0.02),
 		"idle":           veth(t, "0", 0.03, 0.0),
 	} {
@@ -653,5 +653,40 @@ func TestNoNAPISuperPackets(t *testing.T) {
 	}
 	if got, _ := run(t, mk(1514), "rx-no-napi"); len(got) != 1 {
 		t.Errorf("MTU-sized skbs through netif_rx: want rx-no-napi, got %d", len(got))
+	}
+}
+
+// TestVMUSBNIC: snapshots taken inside the VM lab's usb-nic guest (Debian
+// 6.12, QEMU's USB NIC on cdc_ether/usbnet, xHCI IRQ on CPU0), with the
+// stock modules and with kernel/usbnet's.
+func TestVMUSBNIC(t *testing.T) {
+	ids := func(name string) map[string]Finding {
+		rep, err := Diagnose(&Input{Snap: fixture(t, name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTraceable(t, &Input{Snap: fixture(t, name)}, rep)
+		m := map[string]Finding{}
+		for _, f := range rep.Findings {
+			m[f.ID] = f
+		}
+		return m
+	}
+	stock := ids("vm-usb-nic-stock")
+	if f, ok := stock["usbnet-no-gro"]; !ok || !strings.Contains(strings.Join(f.Fix.Commands, "\n"), "dkms install wirespeed-usbnet") {
+		t.Errorf("stock: want usbnet-no-gro recommending the module, got %v", stock)
+	}
+	if f, ok := stock["irq-stuck-rps-off"]; !ok || f.Fix.Actions[0].Value != "2" {
+		t.Errorf("stock: want irq-stuck-rps-off with RPS on CPU1, got %v", stock)
+	}
+	ours := ids("vm-usb-nic-ours")
+	if _, ok := ours["usbnet-no-gro"]; ok {
+		t.Errorf("with kernel/usbnet loaded usbnet-no-gro must be gone")
+	}
+	if _, ok := ours["tx-no-bql"]; ok {
+		t.Errorf("with kernel/usbnet loaded (BQL) tx-no-bql must be gone")
+	}
+	if _, ok := ours["irq-stuck-rps-off"]; !ok {
+		t.Errorf("with kernel/usbnet the xHCI IRQ is still on CPU0 only: want irq-stuck-rps-off")
 	}
 }
