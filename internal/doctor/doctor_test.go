@@ -216,7 +216,8 @@ func TestRules(t *testing.T) {
 						d.IRQs[i].Counts, d.IRQs[i].Total = []uint64{0, 40000}, 40000
 					}
 				}
-			}, actions: []string{"irq:39=0"}},
+				in.Snap.Host.IRQBalance = inspect.Tri{State: "yes", Evidence: "a process named irqbalance runs"}
+			}, actions: []string{"irq:39=0"}, text: "irqbalance runs here"},
 		{name: "virtio input on CPU1, output on CPU0", fixture: "firecracker-host", id: "irqs-piled"},
 
 		// 4. NAPI convergence

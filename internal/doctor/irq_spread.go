@@ -101,7 +101,16 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 			f.Fix.Actions = append(f.Fix.Actions, irqAction(u.dev, u.irq, []int{to}))
 		}
 		f.Fix.Commands = commands(f.Fix.Actions)
-		f.Unchecked = append(f.Unchecked, "whether irqbalance runs: not recorded in snapshots (check: pgrep -a irqbalance)")
+		switch ib := in.Snap.Host.IRQBalance; ib.State {
+		case "yes":
+			f.Evidence = append(f.Evidence, snapEv("host.irqbalance", "yes (%s)", ib.Evidence))
+			f.Why += " irqbalance runs here and left them together (it places by load class, and may move them back after a fix)."
+		case "no":
+			f.Evidence = append(f.Evidence, snapEv("host.irqbalance", "no"))
+			f.Fix.Caveat = "irqbalance does not run: these affinities stay until reboot unless made persistent (wirespeed tune persist)."
+		default:
+			f.Unchecked = append(f.Unchecked, "whether irqbalance runs: "+ib.Evidence+" (check: pgrep -a irqbalance)")
+		}
 		if len(f.Devices) > 0 {
 			f.Verify = verifyRX(f.Devices[0])
 		}

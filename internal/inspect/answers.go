@@ -39,6 +39,9 @@ type Answers struct {
 	// Per IRQ number (as a string): the result of the affinity probe, see
 	// probeAffinity.
 	AffinityProbes map[string]string `json:"affinity_probes"`
+	// IRQBalance is "running" or "not running" (a process named
+	// irqbalance); empty in snapshots taken before it was asked.
+	IRQBalance string `json:"irqbalance,omitempty"`
 
 	live bool
 	fs   *hostfs.FS
@@ -65,6 +68,10 @@ func LiveAnswers(f *hostfs.FS) *Answers {
 		AffinityProbes: map[string]string{},
 		live:           true,
 		fs:             f,
+	}
+	a.IRQBalance = "not running"
+	if procRunning(f, "irqbalance") {
+		a.IRQBalance = "running"
 	}
 	if n, err := netdevnl.DumpNAPIs(); err != nil {
 		a.NAPIsError = err.Error()
@@ -196,4 +203,19 @@ func (a *Answers) doProbe(irq int) string {
 		return unix.ErrnoName(errno)
 	}
 	return "error: " + err.Error()
+}
+
+// procRunning says whether a process named comm runs, looking at every
+// /proc/PID/comm without recording any (a snapshot keeps only the answer).
+func procRunning(f *hostfs.FS, comm string) bool {
+	pids, _ := f.Quiet().ReadDir("/proc")
+	for _, p := range pids {
+		if p == "" || p[0] < '0' || p[0] > '9' {
+			continue
+		}
+		if c, err := f.Quiet().ReadString("/proc/" + p + "/comm"); err == nil && c == comm {
+			return true
+		}
+	}
+	return false
 }

@@ -191,6 +191,14 @@ func (c *collector) host(devs []string) Host {
 	h.Kernel, _ = c.str("/proc/sys/kernel/osrelease")
 	h.Arch, _ = c.str("/proc/sys/kernel/arch")
 	h.Features = c.features(devs, h.Kernel)
+	switch c.a.IRQBalance {
+	case "running":
+		h.IRQBalance = Tri{"yes", "a process named irqbalance runs"}
+	case "not running":
+		h.IRQBalance = Tri{"no", "no process named irqbalance"}
+	default:
+		h.IRQBalance = Tri{"unknown", "not recorded (snapshot taken before inspect asked)"}
+	}
 	h.CPUs = c.cpus()
 	if b, err := c.fs.ReadFile("/proc/net/softnet_stat"); err == nil {
 		if rows, err := procfs.ParseSoftnetStat(b); err == nil {

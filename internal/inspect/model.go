@@ -45,7 +45,9 @@ type Host struct {
 	CPUs     CPUs                `json:"cpus"`
 	Softnet  []procfs.SoftnetCPU `json:"softnet"`
 	Sysctls  []Sysctl            `json:"sysctls"`
-	Notes    []string            `json:"notes,omitempty"`
+	// IRQBalance: does irqbalance run (it moves IRQs that tuning placed)?
+	IRQBalance Tri      `json:"irqbalance"`
+	Notes      []string `json:"notes,omitempty"`
 }
 
 // Features lists which datapath features this kernel has.

@@ -63,6 +63,7 @@ func (p *printer) host(h *Host) {
 		p.kv("", "napi-get: %s", f.NAPIGet.Evidence)
 	}
 	p.kv("cpufreq", "%s", cpufreqSummary(h.CPUs))
+	p.kv("irqbalance", "%s", yesNo(h.IRQBalance))
 	var sc []string
 	for _, s := range h.Sysctls {
 		v := s.Value
