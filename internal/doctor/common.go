@@ -257,3 +257,15 @@ func (in *Input) irqCounts(dev string, irq *inspect.IRQ) (*inspect.IRQ, string, 
 	}
 	return irq, "snapshot", field
 }
+
+// crowded returns, in order, the CPUs holding two or more of something.
+func crowded[T any](byCPU map[int][]T) []int {
+	var out []int
+	for c, l := range byCPU {
+		if len(l) >= 2 {
+			out = append(out, c)
+		}
+	}
+	sort.Ints(out)
+	return out
+}

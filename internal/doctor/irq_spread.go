@@ -59,16 +59,8 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 		}
 	}
 	var out []Finding
-	var hots []int
-	for c := range byCPU {
-		hots = append(hots, c)
-	}
-	sort.Ints(hots)
-	for _, c := range hots {
+	for _, c := range crowded(byCPU) {
 		list := byCPU[c]
-		if len(list) < 2 {
-			continue
-		}
 		free := []int{}
 		for _, x := range cpus {
 			if !used[x] {

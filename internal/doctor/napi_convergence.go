@@ -71,16 +71,8 @@ func checkNAPIConvergence(in *Input) ([]Finding, []Skipped) {
 			}
 		}
 	}
-	var hot []int
-	for c := range byCPU {
-		hot = append(hot, c)
-	}
-	sort.Ints(hot)
-	for _, c := range hot {
+	for _, c := range crowded(byCPU) {
 		list := byCPU[c]
-		if len(list) < 2 {
-			continue
-		}
 		f := Finding{
 			ID: "napi-convergence", Severity: Warn, Impact: 55,
 			Title: fmt.Sprintf("%d busy NAPIs polled in softirq on CPU%d", len(list), c),
@@ -171,17 +163,9 @@ func confinedThreads(in *Input) []Finding {
 		}
 	}
 	var out []Finding
-	var keys []int
-	for c := range byCPU {
-		keys = append(keys, c)
-	}
-	sort.Ints(keys)
 	all := cpumask.FormatList(cpus)
-	for _, c := range keys {
+	for _, c := range crowded(byCPU) {
 		list := byCPU[c]
-		if len(list) < 2 {
-			continue
-		}
 		f := Finding{
 			ID: "napi-threads-confined", Severity: Warn, Impact: 40,
 			Title: fmt.Sprintf("%d napi kthreads may run on CPU%d only", len(list), c),
