@@ -52,8 +52,8 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 
 // The metrics. Names end in their unit; counters in _total.
 var (
-	descUp = desc("collector_up", "1 if the collector read everything it reads, 0 if not (the exporter's log says why).", "collector")
-	descDur = desc("collector_duration_seconds", "How long the collector took in this scrape.", "collector")
+	descUp    = desc("collector_up", "1 if the collector read everything it reads, 0 if not (the exporter's log says why).", "collector")
+	descDur   = desc("collector_duration_seconds", "How long the collector took in this scrape.", "collector")
 	descBuild = desc("exporter_build_info", "wirespeed's version; 1.", "version")
 
 	descDevInfo  = desc("device_info", "A network device in the exporter's network namespace; 1.", "device", "driver", "bus")
