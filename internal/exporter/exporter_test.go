@@ -224,7 +224,7 @@ wirespeed_observe_attached_seconds_total 10
 type collectorFunc func(ch chan<- prometheus.Metric)
 
 func (f collectorFunc) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(f, ch) }
-func (f collectorFunc) Collect(ch chan<- prometheus.Metric)  { f(ch) }
+func (f collectorFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
 
 // TestDoctorFindings stands in for doctor's rules (none are registered yet)
 // and checks that each finding becomes one series per device.

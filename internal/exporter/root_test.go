@@ -284,7 +284,9 @@ func TestDevicesComeAndGo(t *testing.T) {
 		}
 	}()
 	a, b := testnet.VethNames(t)
-	info := func(dev string) string { return fmt.Sprintf(`wirespeed_device_info{bus="virtual",device=%q,driver="veth"} 1`, dev) }
+	info := func(dev string) string {
+		return fmt.Sprintf(`wirespeed_device_info{bus="virtual",device=%q,driver="veth"} 1`, dev)
+	}
 	for round := 0; round < 3; round++ {
 		if m := scrapeNS(); strings.Contains(m, `device="`+a+`"`) {
 			t.Fatalf("round %d: %s exported before it exists", round, a)
