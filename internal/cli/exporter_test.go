@@ -31,7 +31,7 @@ func TestExporterBadInput(t *testing.T) {
 		{[]string{"--observe-sample", "0.1%"}, ExitUsage, "shortest window"},
 		{[]string{"--interval", "100ms"}, ExitUsage, "at least 1s"},
 		{[]string{"eth0"}, ExitUsage, "no arguments"},
-		{[]string{"--listen", busy.Addr().String(), "--observe", "off"}, ExitFail, "in use"},
+		{[]string{"--listen", busy.Addr().String(), "--observe", "off"}, ExitFail, "the port is in use (another exporter?)"},
 		// --allow-remote lets a non-loopback address through to the
 		// listener, which finds no such address here. (The context is
 		// cancelled: were it bound, the command would return, not hang.)

@@ -57,7 +57,7 @@ func TestListenBusyPort(t *testing.T) {
 	}
 	defer l.Close()
 	_, err = Listen(l.Addr().String())
-	if err == nil || !strings.Contains(err.Error(), "in use") || !strings.Contains(err.Error(), "--listen") {
+	if err == nil || !strings.Contains(err.Error(), "the port is in use") || !strings.Contains(err.Error(), "--listen") {
 		t.Fatalf("second Listen on %s: %v, want a clear 'in use' error", l.Addr(), err)
 	}
 }
