@@ -226,6 +226,18 @@ func TestPrometheusScrapesExporter(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
+	// Every query of the Grafana dashboard is one Prometheus accepts and
+	// evaluates (label_values is Grafana's, not PromQL).
+	for f, qs := range dashboardQueries(t) {
+		for _, q := range qs {
+			if strings.HasPrefix(q, "label_values(") {
+				continue
+			}
+			if _, err := query(promQuery(q)); err != nil {
+				t.Errorf("%s: prometheus refuses %q: %v", f, promQuery(q), err)
+			}
+		}
+	}
 }
 
 func lastLines(s string, n int) string {
