@@ -10,6 +10,7 @@ package exporter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"strconv"
@@ -240,9 +241,11 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.up(ch, CollSoftnet, t0, e.softnet(ch))
 	t0 = time.Now()
 	e.up(ch, CollSoftirqs, t0, e.softirqs(ch))
+	t0 = time.Now()
 	if snap != nil {
-		t0 = time.Now()
 		e.up(ch, CollThreads, t0, e.threads(ch, snap))
+	} else {
+		e.up(ch, CollThreads, t0, errNoSnapshot)
 	}
 
 	t0 = time.Now()
@@ -256,11 +259,17 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		e.up(ch, CollObserve, t0, s.err)
 	}
 
+	t0 = time.Now()
 	if snap != nil {
-		t0 = time.Now()
 		e.up(ch, CollDoctor, t0, e.doctor(ch, snap, last))
+	} else {
+		e.up(ch, CollDoctor, t0, errNoSnapshot)
 	}
 }
+
+// errNoSnapshot marks the collectors that work on inspect's snapshot when
+// there is none.
+var errNoSnapshot = errors.New("no inspect snapshot this scrape (see collector inspect)")
 
 // inspect reads the devices with inspect.Collect. The IRQ affinity probe
 // (root only) is asked once per IRQ and kept: it cannot change while the
@@ -280,11 +289,8 @@ func (e *Exporter) inspect() (*inspect.Snapshot, error) {
 		return nil, err
 	}
 	var missing []string
-	if a.NAPIsError != "" {
+	if a.NAPIsError != "" && !a.NAPIsNoSup { // before 6.8 there is no napi-get: not a failure
 		missing = append(missing, "netdev napi-get: "+a.NAPIsError)
-	}
-	if a.QueueError != "" {
-		missing = append(missing, "netdev queue-get: "+a.QueueError)
 	}
 	if len(missing) > 0 {
 		return snap, fmt.Errorf("partly read: %s", strings.Join(missing, "; "))

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/wirespeed/wirespeed/internal/doctor"
+	"github.com/wirespeed/wirespeed/internal/hostfs"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/observe"
 )
@@ -283,4 +284,24 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(wsBinDir)
 	}
 	os.Exit(code)
+}
+
+// TestScrapeUnreadable scrapes an empty root: every collector reports down,
+// the log names each once, and the scrape itself still succeeds.
+func TestScrapeUnreadable(t *testing.T) {
+	var logBuf strings.Builder
+	e := New(context.Background(), Options{FS: hostfs.Dir(t.TempDir()), Log: log.New(&logBuf, "", 0)})
+	out := scrape(t, e)
+	scrape(t, e)
+	for _, c := range Collectors {
+		if want := `wirespeed_collector_up{collector="` + c + `"} 0`; !strings.Contains(out, want) {
+			t.Errorf("scrape of an empty root lacks %s", want)
+		}
+		if n := strings.Count(logBuf.String(), "collector "+c+":"); n != 1 {
+			t.Errorf("collector %s logged %d times over two scrapes, want once:\n%s", c, n, logBuf.String())
+		}
+	}
+	if strings.Contains(out, "wirespeed_device_info") {
+		t.Errorf("devices exported from an empty root")
+	}
 }
