@@ -11,7 +11,8 @@
 #        (default 6 10 2 docs/data/exporter)
 #        WIRESPEED=path/to/wirespeed to use a built binary (default: go build)
 #        EXPORTER_ARGS="..." extra exporter flags (default none)
-# Writes OUTDIR/pairN-{off,on}.json (bench results), OUTDIR/pairN-on.scrapes
+# Writes OUTDIR/pairN-{off,on}.json.gz (bench results, gzipped after the
+# summary; zcat or gunzip -k for 'wirespeed show'), OUTDIR/pairN-on.scrapes
 # (one line per scrape: seconds, bytes) and OUTDIR/summary.json, and prints
 # the per-pair ratios.
 set -eu
@@ -95,7 +96,10 @@ done
 python3 - "$OUT" "$PAIRS" "$SECS" "$SCRAPE" <<'EOF'
 import json, statistics, sys
 out, pairs, secs, scrape = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+import gzip, os
 def mbit(f):
+    if not os.path.exists(f):  # committed compressed
+        return json.load(gzip.open(f + ".gz"))["runs"][0]["throughput"]["send"]["mbit"]
     return json.load(open(f))["runs"][0]["throughput"]["send"]["mbit"]
 rows = []
 for p in range(1, pairs + 1):
@@ -120,3 +124,4 @@ for r in rows:
           r["scrapes"], 1000 * (r["scrape_s_median"] or 0), r["exporter_cpu_s"]))
 print("median on/off %.3f, mean %.3f (min %.3f, max %.3f)" % (summary["ratio_median"], summary["ratio_mean"], min(ratios), max(ratios)))
 EOF
+gzip -9f "$OUT"/pair*-o*.json
