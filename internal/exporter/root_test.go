@@ -436,6 +436,10 @@ func TestObservationInProcess(t *testing.T) {
 	ns.Run(t, "ip", "addr", "add", "198.18.0.1/30", "dev", a)
 	peer.Run(t, "ip", "addr", "add", "198.18.0.2/30", "dev", b)
 	peer.Run(t, "ip", "link", "set", b, "up")
+	// veth then receives through a NAPI with GRO (for packets from a
+	// sender without TSO: veth_skb_is_eligible_for_gro).
+	peer.Run(t, "ethtool", "-K", b, "gro", "on")
+	ns.Run(t, "ethtool", "-K", a, "tso", "off", "gso", "off")
 	ctx, cancel := context.WithCancel(context.Background())
 	e := New(ctx, Options{Observe: &observe.Options{Light: true, Sample: 0.5}, Interval: time.Second})
 	defer func() { cancel(); e.Wait() }()
@@ -446,14 +450,21 @@ func TestObservationInProcess(t *testing.T) {
 	for {
 		ns.Run(t, "ping", "-c", "20", "-i", "0.01", "-q", "198.18.0.2")
 		m := scrape(t, e)
-		if strings.Contains(m, `wirespeed_rx_delivered_skbs_observed_total{device="`+b+`"}`) {
-			if !strings.Contains(m, `wirespeed_collector_up{collector="observe"} 1`) {
-				t.Errorf("observe collector not up:\n%s", m)
+		if strings.Contains(m, `wirespeed_rx_delivered_skbs_observed_total{device="`+b+`"}`) &&
+			strings.Contains(m, `wirespeed_gro_coalescing_ratio{device="`+b+`"}`) {
+			for _, want := range []string{
+				`wirespeed_collector_up{collector="observe"} 1`,
+				`wirespeed_napi_polls_observed_total{context="softirq",cpu=`,
+				`wirespeed_observed_rx_path_info{device="` + b + `",path="NAPI`,
+			} {
+				if !strings.Contains(m, want) {
+					t.Errorf("scrape lacks %s:\n%s", want, m)
+				}
 			}
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no observed delivery for %s:\n%s", b, m)
+			t.Fatalf("no observed delivery and GRO ratio for %s:\n%s", b, m)
 		}
 	}
 }
