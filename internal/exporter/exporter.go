@@ -63,8 +63,10 @@ var (
 	descOffload  = desc("device_offload_enabled", "1 if the offload is active, 0 if not (ethtool features).", "device", "feature")
 	descNAPIs    = desc("device_napis", "NAPI instances netdev netlink lists for the device.", "device")
 
-	descThreadCPU  = desc("napi_thread_cpu", "The CPU a NAPI kernel thread last ran on.", "device", "thread")
-	descThreadSecs = desc("napi_thread_cpu_seconds_total", "CPU time of a NAPI kernel thread.", "device", "thread", "mode")
+	// pid too: thread names are cut at 15 characters, so a long device
+	// name gives all its NAPI threads the same one.
+	descThreadCPU  = desc("napi_thread_cpu", "The CPU a NAPI kernel thread last ran on.", "device", "thread", "pid")
+	descThreadSecs = desc("napi_thread_cpu_seconds_total", "CPU time of a NAPI kernel thread.", "device", "thread", "pid", "mode")
 
 	descBQLLimit    = desc("bql_limit_bytes", "Byte queue limit of a TX queue (byte_queue_limits/limit).", "device", "queue")
 	descBQLInflight = desc("bql_inflight_bytes", "Bytes queued to the driver and not yet completed (byte_queue_limits/inflight).", "device", "queue")
@@ -411,9 +413,10 @@ func (e *Exporter) threads(ch chan<- prometheus.Metric, snap *inspect.Snapshot) 
 				errs = append(errs, err.Error())
 				continue
 			}
-			gauge(ch, descThreadCPU, float64(st.Processor), d.Name, st.Comm)
-			counter(ch, descThreadSecs, float64(st.UTime)/userHZ, d.Name, st.Comm, "user")
-			counter(ch, descThreadSecs, float64(st.STime)/userHZ, d.Name, st.Comm, "system")
+			pid := strconv.Itoa(t.PID)
+			gauge(ch, descThreadCPU, float64(st.Processor), d.Name, st.Comm, pid)
+			counter(ch, descThreadSecs, float64(st.UTime)/userHZ, d.Name, st.Comm, pid, "user")
+			counter(ch, descThreadSecs, float64(st.STime)/userHZ, d.Name, st.Comm, pid, "system")
 		}
 	}
 	if len(errs) > 0 {

@@ -305,10 +305,15 @@ func TestDevicesComeAndGo(t *testing.T) {
 			t.Fatalf("round %d: %s exported before it exists", round, a)
 		}
 		ns.AddVeth(t)
-		ns.Run(t, "ethtool", "-K", a, "gro", "on")
+		ns.Run(t, "ethtool", "-K", a, "gro", "on") // a NAPI for a
+		ns.Run(t, "sh", "-c", "echo 1 > /sys/class/net/"+a+"/threaded")
 		m := scrapeNS()
 		for _, want := range []string{info(a), info(b), `wirespeed_device_offload_enabled{device="` + a + `",feature="rx-gro"} 1`,
-			`wirespeed_device_napis{device="` + a + `"}`} {
+			`wirespeed_device_napis{device="` + a + `"} 1`, `wirespeed_device_napi_threaded{device="` + a + `"} 1`,
+			`wirespeed_device_napi_threaded{device="` + b + `"} 0`,
+			`wirespeed_napi_thread_cpu{device="` + a + `",pid="`,
+			`wirespeed_napi_thread_cpu_seconds_total{device="` + a + `",mode="system",pid="`,
+			`wirespeed_device_rx_path_info{device="` + a + `",path="NAPI + GRO (threaded)"} 1`} {
 			if !strings.Contains(m, want) {
 				t.Errorf("round %d: after adding the veth pair the scrape lacks %s", round, want)
 			}
