@@ -15,6 +15,9 @@ LDFLAGS  := -s -w -X github.com/wirespeed/wirespeed/internal/cli.Version=$(VERSI
 # build its broken test module); patch..dwarves: kernel/usbnet's module build
 APT_PKGS := iperf3 ethtool iproute2 iputils-ping clang llvm libbpf-dev bpftool bpftrace git ca-certificates \
 	qemu-system-x86 busybox-static kmod xz-utils cpio wireguard-tools gcc-12 make patch dwarves
+# prometheus: the exporter's integration test scrapes with the real server
+# (without its recommends: node-exporter and friends are not needed)
+APT_PKGS_NORECS := prometheus
 # Tests run one package at a time: the root integration tests build network
 # namespaces and load eBPF programs, and their traffic should not compete.
 TESTFLAGS ?= -count=1 -p 1 -timeout 30m
@@ -29,6 +32,7 @@ setup:
 	@if [ "$$(id -u)" != 0 ]; then echo "make setup installs packages: run it as root" >&2; exit 1; fi
 	DEBIAN_FRONTEND=noninteractive apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(APT_PKGS)
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(APT_PKGS_NORECS)
 	@command -v $(GO) >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q golang-go
 	$(MAKE) build
 

@@ -1,0 +1,66 @@
+package exporter
+
+import (
+	"context"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wirespeed/wirespeed/internal/hostfs"
+	"github.com/wirespeed/wirespeed/internal/inspect"
+	"github.com/wirespeed/wirespeed/internal/procfs"
+)
+
+// What a scrape costs on this host, part by part (docs/results.md,
+// "Exporter"): go test -run ^$ -bench . -benchtime 200x ./internal/exporter
+
+func BenchmarkScrape(b *testing.B) {
+	e := New(context.Background(), Options{})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(e)
+	for b.Loop() {
+		if _, err := reg.Gather(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkInspectCollect(b *testing.B) {
+	f := hostfs.Live()
+	probes := map[string]string{}
+	for b.Loop() {
+		a := inspect.LiveAnswers(f)
+		for k, v := range probes {
+			a.AffinityProbes[k] = v
+		}
+		if _, err := inspect.Collect(context.Background(), inspect.Options{FS: f, Answers: a}); err != nil {
+			b.Fatal(err)
+		}
+		probes = a.AffinityProbes
+	}
+}
+
+// BenchmarkProcfsReaders is the lighter alternative: only the procfs
+// files, no sysfs walk and no netlink.
+func BenchmarkProcfsReaders(b *testing.B) {
+	f := hostfs.Live()
+	for b.Loop() {
+		for _, p := range []string{"/proc/net/softnet_stat", "/proc/softirqs", "/proc/interrupts"} {
+			raw, err := f.ReadFile(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			switch p {
+			case "/proc/net/softnet_stat":
+				_, err = procfs.ParseSoftnetStat(raw)
+			case "/proc/softirqs":
+				_, err = procfs.ParseSoftirqs(raw)
+			default:
+				_, err = procfs.ParseInterrupts(raw)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
