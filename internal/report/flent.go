@@ -85,26 +85,28 @@ func Flent(r *bench.Result, variant string, rep int) ([]byte, *bench.Run, error)
 	prefix := "TCP " + dirWord + "::"
 	streams := perStream(run)
 	if len(streams) == 0 {
-		// No iperf3 output kept: the aggregate as one stream.
-		var pts []flentRawV
+		// No iperf3 output kept: the merged intervals as one stream.
+		var sp []span
 		for _, iv := range run.Intervals {
 			var sum float64
 			for _, v := range iv.Mbit {
 				sum += v
 			}
-			pts = append(pts, flentRawV{T: abs(iv.LoadEnd), Val: sum})
+			sp = append(sp, span{From: iv.LoadStart, To: iv.LoadEnd, Val: sum})
 		}
-		streams = [][]flentRawV{pts}
-		for i := range streams[0] {
-			streams[0][i].T -= float64(loadStart.UnixNano()) / 1e9
-		}
+		streams = [][]span{sp}
 	}
-	for i, pts := range streams {
-		out := make([]flentRawV, len(pts))
-		for j, p := range pts {
-			out[j] = flentRawV{T: abs(p.T), Val: p.Val}
+	held := map[string][]span{}
+	end := 0.0
+	for i, sp := range streams {
+		name := fmt.Sprintf("%s%d", prefix, i+1)
+		held[name] = sp
+		out := make([]flentRawV, len(sp))
+		for j, p := range sp {
+			out[j] = flentRawV{T: abs(p.To), Val: p.Val}
+			end = math.Max(end, p.To)
 		}
-		series[fmt.Sprintf("%s%d", prefix, i+1)] = out
+		series[name] = out
 	}
 	var pingNote string
 	for _, pr := range run.Probes {
@@ -122,7 +124,6 @@ func Flent(r *bench.Result, variant string, rep int) ([]byte, *bench.Run, error)
 	if _, ok := series["Ping (ms) ICMP"]; !ok {
 		pingNote = "no ICMP probe in this run"
 	}
-	end := run.Intervals[len(run.Intervals)-1].LoadEnd
 	total := delay + end
 	nx := int(math.Round(total/step)) + 1
 	xs := make([]float64, nx)
@@ -131,8 +132,11 @@ func Flent(r *bench.Result, variant string, rep int) ([]byte, *bench.Run, error)
 	}
 	t0s := float64(t0.UnixNano()) / 1e9
 	results := map[string][]*float64{}
-	for k, pts := range series {
-		results[k] = onGrid(xs, pts, t0s, k != "Ping (ms) ICMP", step)
+	for k, sp := range held {
+		results[k] = holdOnGrid(xs, sp, delay)
+	}
+	if pts, ok := series["Ping (ms) ICMP"]; ok {
+		results["Ping (ms) ICMP"] = pingOnGrid(xs, pts, t0s, step)
 	}
 	// The per-stream sum and average, as flent's own runners compute them.
 	sum := make([]*float64, nx)
@@ -219,37 +223,51 @@ func pickRun(r *bench.Result, variant string, rep int) (*bench.Run, error) {
 	return found, nil
 }
 
+// span is a value held over (From, To] on the load clock.
+type span struct{ From, To, Val float64 }
+
 // perStream extracts each iperf3 stream's Mbit/s per interval from the
-// iperf3 -J output kept in the run, on the load clock (the run's merged
-// intervals give each interval index its load-clock end). Streams of all
-// client processes are numbered in order.
-func perStream(run *bench.Run) [][]flentRawV {
-	var out [][]flentRawV
+// iperf3 -J output kept in the run, on the load clock: iperf3 restarts its
+// clock when the omitted seconds end, so non-omitted intervals move by the
+// omit time (as bench does for the merged intervals). Streams of all client
+// processes are numbered in order.
+func perStream(run *bench.Run) [][]span {
+	var out [][]span
 	for _, raw := range run.Iperf3Raw {
 		var j struct {
+			Start struct {
+				TestStart struct {
+					Omit float64 `json:"omit"`
+				} `json:"test_start"`
+			} `json:"start"`
 			Intervals []struct {
 				Streams []struct {
-					Socket int     `json:"socket"`
-					BPS    float64 `json:"bits_per_second"`
-					Sender bool    `json:"sender"`
+					Socket  int     `json:"socket"`
+					Start   float64 `json:"start"`
+					End     float64 `json:"end"`
+					BPS     float64 `json:"bits_per_second"`
+					Omitted bool    `json:"omitted"`
 				} `json:"streams"`
 			} `json:"intervals"`
 		}
 		if json.Unmarshal(raw, &j) != nil {
 			continue
 		}
-		bySocket := map[int][]flentRawV{}
+		bySocket := map[int][]span{}
 		var sockets []int
-		for i, iv := range j.Intervals {
-			if i >= len(run.Intervals) {
-				break
-			}
-			t := run.Intervals[i].LoadEnd
+		for _, iv := range j.Intervals {
 			for _, s := range iv.Streams {
+				if s.End-s.Start < 0.1 {
+					continue // iperf3's sliver at the end of the omitted period
+				}
+				shift := 0.0
+				if !s.Omitted {
+					shift = j.Start.TestStart.Omit
+				}
 				if _, ok := bySocket[s.Socket]; !ok {
 					sockets = append(sockets, s.Socket)
 				}
-				bySocket[s.Socket] = append(bySocket[s.Socket], flentRawV{T: t, Val: s.BPS / 1e6})
+				bySocket[s.Socket] = append(bySocket[s.Socket], span{From: s.Start + shift, To: s.End + shift, Val: s.BPS / 1e6})
 			}
 		}
 		sort.Ints(sockets)
@@ -260,36 +278,24 @@ func perStream(run *bench.Run) [][]flentRawV {
 	return out
 }
 
-// onGrid puts raw points (absolute times) on the x grid (seconds from t0):
-// a throughput point covers the interval ending at its time (hold), a ping
-// point the grid slot nearest to it.
-func onGrid(xs []float64, pts []flentRawV, t0 float64, hold bool, step float64) []*float64 {
+// holdOnGrid puts spans on the x grid (x = delay + load clock): each
+// grid point gets the value of the span that covers it.
+func holdOnGrid(xs []float64, spans []span, delay float64) []*float64 {
 	out := make([]*float64, len(xs))
-	if len(pts) == 0 {
-		return out
-	}
-	if hold {
-		// Each point covers the interval since the one before (the first:
-		// as long as the second's).
-		gap := step
-		if len(pts) > 1 {
-			gap = pts[1].T - pts[0].T
-		}
-		for k, p := range pts {
-			from := p.T - gap - t0
-			if k > 0 {
-				from = pts[k-1].T - t0
-			}
-			to := p.T - t0
-			for i, x := range xs {
-				if x > from+1e-9 && x <= to+1e-9 {
-					v := p.Val
-					out[i] = &v
-				}
+	for _, sp := range spans {
+		for i, x := range xs {
+			if x > delay+sp.From+1e-9 && x <= delay+sp.To+1e-9 {
+				v := sp.Val
+				out[i] = &v
 			}
 		}
-		return out
 	}
+	return out
+}
+
+// pingOnGrid puts each reply (seconds from t0) on its nearest grid point.
+func pingOnGrid(xs []float64, pts []flentRawV, t0, step float64) []*float64 {
+	out := make([]*float64, len(xs))
 	for _, p := range pts {
 		i := int(math.Round((p.T - t0) / step))
 		if i >= 0 && i < len(out) {
