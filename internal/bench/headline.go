@@ -63,13 +63,13 @@ const MaxRepeatAdvice = 30
 type runTotals struct {
 	rep       int
 	mbit      float64 // sum of the *_mbit metrics
-	cpuMs     float64 // busy CPU ms per Mbit (NaN when unknown)
+	busy      float64 // busy CPUs (NaN when unknown)
 	p50, p99  float64
 	probeKind string
 }
 
 func totalsOf(run *Run) (runTotals, bool) {
-	t := runTotals{rep: run.Rep, cpuMs: math.NaN(), p50: math.NaN(), p99: math.NaN()}
+	t := runTotals{rep: run.Rep, busy: math.NaN(), p50: math.NaN(), p99: math.NaN()}
 	found := false
 	for k, v := range run.Metrics {
 		if strings.HasSuffix(k, "_mbit") && !math.IsNaN(v) {
@@ -81,8 +81,7 @@ func totalsOf(run *Run) (runTotals, bool) {
 		return t, false
 	}
 	if idle, ok := run.Metrics["cpu_idle_pct"]; ok && run.Load != nil && len(run.Load.CPUs) > 0 {
-		busyCores := (100 - idle) / 100 * float64(len(run.Load.CPUs))
-		t.cpuMs = busyCores * 1000 / t.mbit
+		t.busy = (100 - idle) / 100 * float64(len(run.Load.CPUs))
 	}
 	for _, kind := range []string{"icmp", "udp"} {
 		if p, ok := run.Metrics[kind+"_load_p50_ms"]; ok {
@@ -122,6 +121,22 @@ func meanOf(ts []runTotals, f func(runTotals) float64) float64 {
 	return stats.Mean(xs)
 }
 
+// cpuPerMbit is busy CPU time per Mbit over the runs that know their CPU:
+// total busy CPU-seconds over total Mbit, in ms.
+func cpuPerMbit(ts []runTotals) float64 {
+	var busy, mbit float64
+	for _, t := range ts {
+		if !math.IsNaN(t.busy) {
+			busy += t.busy
+			mbit += t.mbit
+		}
+	}
+	if mbit == 0 {
+		return 0
+	}
+	return busy * 1000 / mbit
+}
+
 // HeadlineOf compares variant bv of b with variant av of a ("" = all runs).
 // paired takes the runs as interleaved repetitions (same rep number = one
 // pair), as in one bench run with several variants.
@@ -130,8 +145,8 @@ func HeadlineOf(a *Result, av string, b *Result, bv string, paired bool) Headlin
 	h := Headline{Variant: bv, Base: av, Paired: paired}
 	h.Mbit = meanOf(tb, func(t runTotals) float64 { return t.mbit })
 	h.BaseMbit = meanOf(ta, func(t runTotals) float64 { return t.mbit })
-	h.CPUMsPerMbit = meanOf(tb, func(t runTotals) float64 { return t.cpuMs })
-	h.BaseCPUMsPerMbit = meanOf(ta, func(t runTotals) float64 { return t.cpuMs })
+	h.CPUMsPerMbit = cpuPerMbit(tb)
+	h.BaseCPUMsPerMbit = cpuPerMbit(ta)
 	h.LoadP50Ms = meanOf(tb, func(t runTotals) float64 { return t.p50 })
 	h.LoadP99Ms = meanOf(tb, func(t runTotals) float64 { return t.p99 })
 	h.BaseLoadP50Ms = meanOf(ta, func(t runTotals) float64 { return t.p50 })

@@ -452,7 +452,7 @@ func cpuSection(in []Input, pal palette) Section {
 // napiSection: CPU used by napi/* kthreads (threaded NAPI) per variant.
 func napiSection(in []Input, pal palette) Section {
 	sec := Section{ID: "napi", Title: "NAPI kthreads",
-		Intro: "CPU time of the napi/* kernel threads during the load (mean over runs, % of one CPU). With threaded NAPI the receive work runs here, where the scheduler can place it, instead of in softirq context."}
+		Intro: "CPU time of the napi/* kernel threads during the load, per run (% of one CPU). With threaded NAPI the receive work runs here, where the scheduler can place it, instead of in softirq context."}
 	type bar struct {
 		label string
 		pct   float64
@@ -460,35 +460,21 @@ func napiSection(in []Input, pal palette) Section {
 		cpus  string
 	}
 	var bars []bar
+	// One bar per run and thread: every run builds a new lab, so its
+	// threads have new names (napi/DEV-<napi id>).
 	for _, s := range pal {
-		sum := map[string]float64{}
-		on := map[string]map[int]bool{}
-		var order []string
-		runs := 0
 		for _, run := range s.runs() {
 			ls := loadOf(s.in.R, run)
 			if ls == nil {
 				continue
 			}
-			runs++
 			for _, t := range ls.NAPI {
-				if _, ok := sum[t.Comm]; !ok {
-					order = append(order, t.Comm)
-					on[t.Comm] = map[int]bool{}
-				}
-				sum[t.Comm] += t.CPUPct
+				var cs []string
 				for _, c := range t.RanOn {
-					on[t.Comm][c] = true
+					cs = append(cs, fmt.Sprint(c))
 				}
+				bars = append(bars, bar{fmt.Sprintf("%s #%d\n%s", s.label, run.Rep, t.Comm), t.CPUPct, s.color, strings.Join(cs, ",")})
 			}
-		}
-		for _, comm := range order {
-			var cs []string
-			for c := range on[comm] {
-				cs = append(cs, fmt.Sprint(c))
-			}
-			sort.Strings(cs)
-			bars = append(bars, bar{fmt.Sprintf("%s\n%s", s.label, comm), sum[comm] / float64(runs), s.color, strings.Join(cs, ",")})
 		}
 	}
 	if len(bars) == 0 {

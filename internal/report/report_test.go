@@ -87,7 +87,7 @@ func TestBuildFromRealResult(t *testing.T) {
 	}
 	// Only the threaded variant has napi threads.
 	napi := chartByID(rep, "napi-threads")
-	if !strings.Contains(napi.Caption, "threaded napi/ws-rcv") || strings.Contains(napi.Caption, "nogro") {
+	if !strings.Contains(napi.Caption, "threaded #1 napi/ws-rcv") || !strings.Contains(napi.Caption, "threaded #2 napi/ws-rcv") || strings.Contains(napi.Caption, "nogro") {
 		t.Errorf("napi caption: %q", napi.Caption)
 	}
 	if len(rep.Headlines) != 1 || len(rep.Headlines[0].Lines) != 3 {
