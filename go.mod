@@ -1,6 +1,6 @@
 module github.com/wirespeed/wirespeed
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/cilium/ebpf v0.22.0
@@ -8,7 +8,7 @@ require (
 	github.com/mdlayher/netlink v1.11.2
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	golang.org/x/net v0.53.0
-	golang.org/x/sys v0.49.0
+	golang.org/x/sys v0.43.0
 	gonum.org/v1/plot v0.17.0
 )
 
