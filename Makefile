@@ -69,11 +69,17 @@ GO_HOWTO = Install it from https://go.dev/dl/ (tar -C /usr/local -xzf go$(basena
 check-setup-packages:
 	scripts/check-setup-packages.sh $(SETUP_PKGS) $(LAB_PKGS)
 
+# RUN_REPEAT interleaved repetitions of the three variants: enough for the
+# headline to decide GRO's throughput gain on a 2-CPU machine in about
+# five minutes (docs/results.md, "make run's repetitions"). The headline ends
+# the run; wirespeed show --all prints every metric, wirespeed report plots it.
+RUN_REPEAT ?= 8
 run: build
 	./wirespeed inspect
-	./wirespeed bench --sender-offloads off --qdisc pfifo_fast -t 5s --repeat 2 --out results/seed1.json \
+	mkdir -p results
+	./wirespeed bench --sender-offloads off --qdisc pfifo_fast -t 5s --repeat $(RUN_REPEAT) --out results/seed1.json \
 		--variant 'nogro: --gro off' --variant 'gro: --gro on' --variant 'threaded: --gro on --threaded'
-	./wirespeed compare results/seed1.json
+	./wirespeed report results/seed1.json -o results/seed1.html
 
 build: go-version
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o wirespeed ./cmd/wirespeed
@@ -87,8 +93,9 @@ check:
 	GOARCH=arm64 $(GO) build -o /dev/null ./cmd/wirespeed
 	$(MAKE) check-setup-packages
 	$(MAKE) test
+	@command -v qemu-system-x86_64 >/dev/null || echo "note: the VM lab's tests skipped (no QEMU): sudo make setup-lab installs what they need"
 
-cross:
+cross: go-version
 	mkdir -p dist
 	GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/wirespeed-linux-amd64 ./cmd/wirespeed
 	GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/wirespeed-linux-arm64 ./cmd/wirespeed
