@@ -73,7 +73,7 @@ check-setup-packages:
 # headline to decide GRO's throughput gain on a 2-CPU machine in about
 # five minutes (docs/results.md, "make run's repetitions"). The headline ends
 # the run; wirespeed show --all prints every metric, wirespeed report plots it.
-RUN_REPEAT ?= 8
+RUN_REPEAT ?= 10
 run: build
 	./wirespeed inspect
 	mkdir -p results

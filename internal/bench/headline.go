@@ -244,8 +244,8 @@ func (h *Headline) verdictText() string {
 	case undecided:
 		return fmt.Sprintf("%s: %s throughput vs %s, not yet significant at n=%d; run --repeat %d to decide", v, pct(h.Ratio), b, h.N, h.NeedRepeat)
 	}
-	return fmt.Sprintf("%s: no throughput difference shown vs %s at n=%d (interval %s to %s); if there is one, it is small against this noise",
-		v, b, h.N, pct(h.RatioLow), pct(h.RatioHigh))
+	return fmt.Sprintf("%s: no throughput difference shown vs %s at n=%d (%s, interval %s to %s); a difference this small against this noise would take more than %d repetitions",
+		v, b, h.N, pct(h.Ratio), pct(h.RatioLow), pct(h.RatioHigh), MaxRepeatAdvice)
 }
 
 // needRepeat is the smallest n whose 95% interval, with the spread seen so
