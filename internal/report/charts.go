@@ -134,15 +134,22 @@ var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.
 // throughputSection: Mbit/s per iperf3 interval, one line per run.
 func throughputSection(in []Input, pal palette) Section {
 	sec := Section{ID: "throughput", Title: "Throughput over time",
-		Intro: "Received Mbit/s per iperf3 interval (all directions added), one line per run; colour = variant, dash = repetition. Time is on the load clock (0 = load start); the first seconds are iperf3's omitted warm-up."}
+		Intro: "Received Mbit/s per iperf3 interval (all directions added), one line per run; colour = variant, dash = repetition. With many runs, each run is a thin pale line and each variant's median per interval a thick one. Time is on the load clock (0 = load start); the first seconds are iperf3's omitted warm-up."}
 	for fi, x := range in {
 		p := newPlot(x.Name, "seconds since load start", "Mbit/s")
 		var leg legend
-		n := 0
+		n, runs := 0, 0
+		for _, s := range pal {
+			if s.file == fi {
+				runs += len(s.runs())
+			}
+		}
+		many := runs > ManyRuns
 		for _, s := range pal {
 			if s.file != fi {
 				continue
 			}
+			byX := map[float64][]float64{}
 			for k, run := range s.runs() {
 				var xy plotter.XYs
 				for _, iv := range run.Intervals {
@@ -150,7 +157,9 @@ func throughputSection(in []Input, pal palette) Section {
 					for _, v := range iv.Mbit {
 						sum += v
 					}
-					xy = append(xy, plotter.XY{X: iv.End, Y: sum})
+					xy = append(xy, plotter.XY{X: iv.LoadEnd, Y: sum})
+					t := math.Round(iv.LoadEnd*100) / 100
+					byX[t] = append(byX[t], sum)
 				}
 				if len(xy) == 0 {
 					continue
@@ -159,13 +168,34 @@ func throughputSection(in []Input, pal palette) Section {
 				if err != nil {
 					continue
 				}
-				l.Color = s.color
-				l.Width = vg.Points(1.5)
+				n++
+				l.Color, l.Width = s.color, vg.Points(1.5)
+				if many {
+					l.Color, l.Width = color.NRGBA{s.color.R, s.color.G, s.color.B, 0x50}, vg.Points(0.8)
+					p.Add(l)
+					continue
+				}
 				l.Dashes = dashes[k%len(dashes)]
 				p.Add(l)
 				leg = leg.line(fmt.Sprintf("%s #%d", s.variant, run.Rep), l)
-				n++
 			}
+			if !many || len(byX) == 0 {
+				continue
+			}
+			var med plotter.XYs
+			for t, ys := range byX {
+				if 2*len(ys) >= len(s.runs()) { // not where most runs have ended
+					med = append(med, plotter.XY{X: t, Y: median(ys)})
+				}
+			}
+			sort.Slice(med, func(i, j int) bool { return med[i].X < med[j].X })
+			l, err := plotter.NewLine(med)
+			if err != nil {
+				continue
+			}
+			l.Color, l.Width = s.color, vg.Points(3)
+			p.Add(l)
+			leg = leg.line(fmt.Sprintf("%s: median of %d runs", s.variant, len(s.runs())), l)
 		}
 		id := fmt.Sprintf("throughput-%d", fi)
 		if n == 0 {
@@ -176,6 +206,19 @@ func throughputSection(in []Input, pal palette) Section {
 		sec.Charts = append(sec.Charts, chartOf(id, x.Name, "", p, leg, 22*vg.Centimeter, 10*vg.Centimeter))
 	}
 	return sec
+}
+
+// ManyRuns is the number of runs in a file above which the throughput
+// chart draws each variant's median and the single runs faintly.
+const ManyRuns = 8
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // phaseWindows returns the idle and loaded windows on the probe clock.

@@ -313,3 +313,30 @@ func TestFlentExport(t *testing.T) {
 		t.Error("bidirectional run exported")
 	}
 }
+
+// With many runs the throughput chart shows each variant's median (and the
+// runs faintly), not a legend entry per run.
+func TestThroughputMedianWithManyRuns(t *testing.T) {
+	r := loadFixture(t)
+	runs := r.Runs
+	for k := 1; k <= 2; k++ {
+		for _, run := range runs {
+			run.Rep += 2 * k
+			r.Runs = append(r.Runs, run)
+		}
+	}
+	rep, err := Build([]Input{{Name: "many.json", R: r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := chartByID(rep, "throughput-0")
+	if c == nil || len(c.Legend) != 3 || c.Legend[1].Label != "gro: median of 6 runs" {
+		t.Fatalf("legend: %+v", c)
+	}
+	if !strings.Contains(c.SVG, "stroke-opacity") && !strings.Contains(c.SVG, "opacity") {
+		t.Error("single runs not drawn faintly")
+	}
+	if got := median([]float64{3, 1, 2, 10}); got != 2.5 {
+		t.Errorf("median %g", got)
+	}
+}
