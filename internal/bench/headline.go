@@ -308,6 +308,9 @@ func Headlines(r *Result) []Headline {
 
 // WriteHeadlines prints one short block per variant.
 func WriteHeadlines(w io.Writer, hs []Headline) {
+	if len(hs) == 0 {
+		return
+	}
 	for _, h := range hs {
 		name := h.Variant
 		if name == "" {

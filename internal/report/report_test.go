@@ -308,6 +308,23 @@ func TestFlentExport(t *testing.T) {
 	if _, _, err := Flent(r, "gro", 7); err == nil || !strings.Contains(err.Error(), "has 1, 2") {
 		t.Errorf("unknown repetition: %v", err)
 	}
+	// A load the server sent is flent's download test.
+	r.Settings.Direction = bench.DirReceive
+	b, _, err = Flent(r, "gro", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, _ = gzip.NewReader(bytes.NewReader(b))
+	var d struct {
+		Metadata map[string]any        `json:"metadata"`
+		Results  map[string][]*float64 `json:"results"`
+	}
+	if err := json.NewDecoder(zr).Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Metadata["NAME"] != "tcp_ndown" || d.Results["TCP download sum"] == nil || d.Results["TCP upload sum"] != nil {
+		t.Errorf("receive load exported as %v", d.Metadata["NAME"])
+	}
 	r.Settings.Direction = bench.DirBoth
 	if _, _, err := Flent(r, "", 0); err == nil {
 		t.Error("bidirectional run exported")
