@@ -357,3 +357,32 @@ func TestThroughputMedianWithManyRuns(t *testing.T) {
 		t.Errorf("median %g", got)
 	}
 }
+
+// Names come from the result file; a crafted one must stay text.
+func TestNamesAreEscaped(t *testing.T) {
+	r := loadFixture(t)
+	evil := `<script>alert(1)</script>`
+	for i := range r.Variants {
+		if r.Variants[i].Name == "gro" {
+			r.Variants[i].Name = evil
+		}
+	}
+	for i := range r.Runs {
+		if r.Runs[i].Variant == "gro" {
+			r.Runs[i].Variant = evil
+		}
+	}
+	r.Host.Hostname = evil
+	rep, err := Build([]Input{{Name: evil + ".json", R: r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	checkSelfContained(t, buf.String())
+	if !strings.Contains(buf.String(), "&lt;script&gt;") {
+		t.Error("the name is not on the page at all")
+	}
+}
