@@ -165,7 +165,7 @@ nav a { margin-right: 1em; }
 </div>
 {{end}}{{if eq .ID "gro"}}{{if $.RXPaths}}<table>
 <tr><th>variant</th><th>device</th><th>RX path</th><th>GRO ratio</th><th>runs observed</th><th>note</th></tr>
-{{range $.RXPaths}}<tr><td>{{.Variant}}</td><td>{{.Device}}</td><td>{{.RXPath}}</td><td class="num">{{.GRORatio}}</td><td class="num">{{.Runs}}</td><td>{{.Note}}{{if .GROFrom}} (GRO from {{.GROFrom}}){{end}}</td></tr>
+{{range $.RXPaths}}<tr><td>{{.Variant}}</td><td>{{.Device}}</td><td>{{.RXPath}}</td><td class="num">{{.GRORatio}}</td><td class="num">{{.Runs}}</td><td>{{.Note}}{{if and .GROFrom (not .Note)}}GRO from {{.GROFrom}}{{end}}</td></tr>
 {{end}}</table>{{end}}{{end}}
 {{end}}
 <h2 id="verdicts">Verdicts per metric</h2>
