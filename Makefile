@@ -1,5 +1,7 @@
 # wirespeed - see README.md. Targets:
-#   make setup   install what the project needs on a fresh Debian machine, then build
+#   make setup   install what the tool and its tests need on a fresh Debian
+#                machine (never a kernel, no recommends), then build
+#   make setup-lab  add what the VM lab, the module build and make bpf need
 #   make run     the main job: inspect this host, then measure the three RX paths
 #                of seed 1 (no NAPI/GRO, NAPI + GRO, threaded NAPI + GRO) in the host lab
 #   make build   the static binary ./wirespeed (CGO off)
@@ -11,38 +13,76 @@
 GO       ?= go
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/wirespeed/wirespeed/internal/cli.Version=$(VERSION)
-# iperf3..bpftrace: bench, lab, observe; qemu..make: the VM lab (gcc-12 and make
-# build its broken test module); patch..dwarves: kernel/usbnet's module build
-APT_PKGS := iperf3 ethtool iproute2 iputils-ping clang llvm libbpf-dev bpftool bpftrace git ca-certificates \
-	qemu-system-x86 busybox-static kmod xz-utils cpio wireguard-tools gcc-12 make patch dwarves
-# prometheus: the exporter's integration test scrapes with the real server
-# (without its recommends: node-exporter and friends are not needed)
-APT_PKGS_NORECS := prometheus
+# Packages are installed with --no-install-recommends: with recommends on,
+# wireguard-tools pulls wireguard-modules, which apt satisfies with a kernel
+# image (a new boot kernel), and QEMU drags in a GUI stack.
+# scripts/check-setup-packages.sh (run by make check) fails if these would
+# install any linux-image package on an empty machine.
+# SETUP_PKGS: the tool and its tests - bench, lab, observe (iperf3..git),
+# report's browser and flent tests (chromium, flent, python3-matplotlib),
+# the exporter's integration test (prometheus: the real server scrapes it).
+SETUP_PKGS := iperf3 ethtool iproute2 iputils-ping bpftool git ca-certificates \
+	chromium flent python3-matplotlib prometheus
+# LAB_PKGS: the VM lab (qemu..wireguard-tools; gcc-12 and make build its
+# broken test module), kernel/usbnet's module build (patch, dwarves), make bpf
+# (clang, llvm, libbpf-dev) and make observe-overhead (bpftrace). The VM
+# lab's guest kernel is fetched with apt-get download, never installed.
+LAB_PKGS := qemu-system-x86 busybox-static kmod xz-utils cpio wireguard-tools gcc-12 make patch dwarves \
+	clang llvm libbpf-dev bpftrace
+APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
+# The oldest Go that builds this tree (go.mod's go line).
+GO_MIN := $(shell sed -n 's/^go \([0-9.]*\).*/\1/p' go.mod)
 # Tests run one package at a time: the root integration tests build network
 # namespaces and load eBPF programs, and their traffic should not compete.
 TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
 
-.PHONY: all setup run build test check cross bpf clean observe-overhead
+.PHONY: all setup setup-lab run build test check cross bpf clean observe-overhead go-version check-setup-packages
 
 all: build
 
 setup:
 	@if [ "$$(id -u)" != 0 ]; then echo "make setup installs packages: run it as root" >&2; exit 1; fi
 	DEBIAN_FRONTEND=noninteractive apt-get update -q
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(APT_PKGS)
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(APT_PKGS_NORECS)
-	@command -v $(GO) >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q golang-go
+	$(APT_INSTALL) $(SETUP_PKGS)
 	$(MAKE) build
 
+setup-lab:
+	@if [ "$$(id -u)" != 0 ]; then echo "make setup-lab installs packages: run it as root" >&2; exit 1; fi
+	DEBIAN_FRONTEND=noninteractive apt-get update -q
+	$(APT_INSTALL) $(LAB_PKGS)
+
+# Say what to do when Go is missing or older than go.mod asks, before
+# building (Debian 12's golang-go is 1.19). Go 1.21+ fetches a newer
+# toolchain itself unless GOTOOLCHAIN=local, and then passes.
+go-version:
+	@if ! command -v $(GO) >/dev/null; then \
+		echo "no Go found ($(GO)): wirespeed needs Go $(GO_MIN) or newer (go.mod). $(GO_HOWTO)" >&2; exit 1; fi; \
+	v=$$($(GO) env GOVERSION 2>&1) || { echo "$$v" >&2; echo "$(GO) could not run (above): wirespeed needs Go $(GO_MIN) or newer. $(GO_HOWTO)" >&2; exit 1; }; \
+	v=$${v#go}; v=$${v%%[!0-9.]*}; \
+	if [ "$$(printf '%s\n%s\n' "$(GO_MIN)" "$$v" | sort -V | head -1)" != "$(GO_MIN)" ]; then \
+		echo "Go $$v is too old: wirespeed needs Go $(GO_MIN) or newer (go.mod; Debian 12's golang-go is 1.19). $(GO_HOWTO)" >&2; exit 1; fi
+
+GO_HOWTO = Install it from https://go.dev/dl/ (tar -C /usr/local -xzf go$(basename $(GO_MIN)).N.linux-ARCH.tar.gz, then PATH=/usr/local/go/bin:\$$PATH), or, with a Go of 1.21 or newer, let go fetch it: GOTOOLCHAIN=go$(GO_MIN) make build. On a Raspberry Pi, a prebuilt binary from make cross (dist/wirespeed-linux-arm64) needs no Go at all.
+
+# Fails if the setup's packages would install a kernel image (apt-get -s).
+check-setup-packages:
+	scripts/check-setup-packages.sh $(SETUP_PKGS) $(LAB_PKGS)
+
+# RUN_REPEAT interleaved repetitions of the three variants: enough for the
+# headline to decide GRO's throughput gain on a 2-CPU machine in about
+# five minutes (docs/results.md, "make run's repetitions"). The headline ends
+# the run; wirespeed show --all prints every metric, wirespeed report plots it.
+RUN_REPEAT ?= 10
 run: build
 	./wirespeed inspect
-	./wirespeed bench --sender-offloads off --qdisc pfifo_fast -t 5s --repeat 2 --out results/seed1.json \
+	mkdir -p results
+	./wirespeed bench --sender-offloads off --qdisc pfifo_fast -t 5s --repeat $(RUN_REPEAT) --out results/seed1.json \
 		--variant 'nogro: --gro off' --variant 'gro: --gro on' --variant 'threaded: --gro on --threaded'
-	./wirespeed compare results/seed1.json
+	./wirespeed report results/seed1.json -o results/seed1.html
 
-build:
+build: go-version
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o wirespeed ./cmd/wirespeed
 
 test:
@@ -52,9 +92,11 @@ check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting" >&2; exit 1; }
 	$(GO) vet ./...
 	GOARCH=arm64 $(GO) build -o /dev/null ./cmd/wirespeed
+	$(MAKE) check-setup-packages
 	$(MAKE) test
+	@command -v qemu-system-x86_64 >/dev/null || echo "note: the VM lab's tests skipped (no QEMU): sudo make setup-lab installs what they need"
 
-cross:
+cross: go-version
 	mkdir -p dist
 	GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/wirespeed-linux-amd64 ./cmd/wirespeed
 	GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/wirespeed-linux-arm64 ./cmd/wirespeed

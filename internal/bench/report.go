@@ -11,8 +11,9 @@ import (
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
 
-// WriteText prints a human summary of r.
-func WriteText(w io.Writer, r *Result) {
+// WriteText prints a human summary of r: the settings and a headline per
+// variant; all adds every metric, the per-CPU table and the napi threads.
+func WriteText(w io.Writer, r *Result, all bool) {
 	status := "complete"
 	if !r.Complete {
 		status = "INCOMPLETE: " + r.Incomplete
@@ -39,6 +40,22 @@ func WriteText(w io.Writer, r *Result) {
 		}
 	}
 	fmt.Fprintln(w)
+	WriteHeadlines(w, Headlines(r))
+	if all {
+		fmt.Fprintln(w)
+		writeTables(w, r)
+	}
+	for _, run := range r.Runs {
+		if run.Error != "" {
+			fmt.Fprintf(w, "run %s #%d: %s\n", run.Variant, run.Rep, run.Error)
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func writeTables(w io.Writer, r *Result) {
 	base := ""
 	if len(r.Summary) > 0 {
 		base = r.Summary[0].Variant
@@ -99,14 +116,6 @@ func WriteText(w io.Writer, r *Result) {
 		if len(parts) > 0 {
 			fmt.Fprintf(w, "napi threads (%s #%d): %s\n", run.Variant, run.Rep, strings.Join(parts, "; "))
 		}
-	}
-	for _, run := range r.Runs {
-		if run.Error != "" {
-			fmt.Fprintf(w, "run %s #%d: %s\n", run.Variant, run.Rep, run.Error)
-		}
-	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
 	}
 }
 

@@ -238,9 +238,9 @@ func runBench(ctx context.Context, env Env, args []string) error {
 		}
 		fmt.Fprintln(env.Stdout, string(b))
 	} else {
-		bench.WriteText(env.Stdout, res)
+		bench.WriteText(env.Stdout, res, file == "-")
 		if file != "-" {
-			fmt.Fprintf(env.Stdout, "\nsaved %s (wirespeed show %s)\n", file, file)
+			fmt.Fprintf(env.Stdout, "\nsaved %s (every metric: wirespeed show --all %s; plots: wirespeed report %s)\n", file, file, file)
 		}
 	}
 	if runErr != nil && ctx.Err() != nil {

@@ -102,12 +102,24 @@ func TestShowAndCompareFiles(t *testing.T) {
 	if code := Main(context.Background(), []string{"compare", a, b}, &out, &errb); code != 0 {
 		t.Fatalf("compare: exit %d: %s", code, errb.String())
 	}
-	if !strings.Contains(out.String(), "send_mbit") || !strings.Contains(out.String(), "B better") {
-		t.Errorf("compare output:\n%s", out.String())
+	// The headline: the ratio with its interval and a verdict; no table.
+	if s := out.String(); !strings.Contains(s, "= 1.36x") || !strings.Contains(s, "+36% throughput vs "+a+", significant at n=3") || strings.Contains(s, "send_mbit") {
+		t.Errorf("compare output:\n%s", s)
 	}
 	out.Reset()
-	if code := Main(context.Background(), []string{"show", a}, &out, &errb); code != 0 || !strings.Contains(out.String(), "nogro (n=3)") {
+	if code := Main(context.Background(), []string{"compare", a, b, "--all"}, &out, &errb); code != 0 {
+		t.Fatalf("compare --all: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "send_mbit") || !strings.Contains(out.String(), "B better") {
+		t.Errorf("compare --all output:\n%s", out.String())
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"show", a}, &out, &errb); code != 0 || !strings.Contains(out.String(), "nogro:     8017 Mbit/s") || strings.Contains(out.String(), "nogro (n=3)") {
 		t.Errorf("show: exit %d:\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"show", "--all", a}, &out, &errb); code != 0 || !strings.Contains(out.String(), "nogro (n=3)") {
+		t.Errorf("show --all: exit %d:\n%s", code, out.String())
 	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"schema":"nope"}`), 0o644)

@@ -12,13 +12,18 @@ func init() {
 	register(&Command{
 		Name:    "compare",
 		Summary: "compare two bench results per metric, with a Welch t-test",
-		Usage: `wirespeed compare A.json B.json [--a VARIANT] [--b VARIANT] [--json]
+		Usage: `wirespeed compare A.json B.json [--a VARIANT] [--b VARIANT] [--all] [--json]
 wirespeed compare FILE.json            (each variant against the first)
 wirespeed compare A1.json,A2.json,... B1.json,B2.json,...
                                        (separate runs, the i-th of each side paired)
 
-For every metric both results have (throughput per direction, latency
-percentiles, CPU shares, ...) prints mean A, mean B, the change, the
+Prints a headline per comparison: B's throughput as a ratio of A's with its
+95% interval (paired over interleaved repetitions within one file, Welch
+between two files), latency under load, CPU per Mbit, and a verdict that
+says whether the data decide and, if not, how many repetitions would.
+
+With --all, for every metric both results have (throughput per direction,
+latency percentiles, CPU shares, ...) also prints mean A, mean B, the change, the
 two-sided p-value of Welch's unequal-variance t-test over the repetitions,
 and whether B is significantly better or worse (p < 0.05). Needs at least
 two repetitions per side (bench --repeat 2 or more) for a test.
@@ -35,14 +40,16 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 	va := fs.String("a", "", "variant of A to use (default: all runs)")
 	vb := fs.String("b", "", "variant of B to use (default: all runs)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	all := fs.Bool("all", false, "print every metric's test, not only the headline")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	type cmp struct {
-		A      string        `json:"a"`
-		B      string        `json:"b"`
-		Deltas []bench.Delta `json:"deltas"`
+		A        string         `json:"a"`
+		B        string         `json:"b"`
+		Headline bench.Headline `json:"headline"`
+		Deltas   []bench.Delta  `json:"deltas"`
 	}
 	var out []cmp
 	switch len(pos) {
@@ -56,7 +63,7 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 		}
 		base := r.Variants[0].Name
 		for _, v := range r.Variants[1:] {
-			out = append(out, cmp{A: base, B: v.Name, Deltas: bench.Compare(r, base, r, v.Name)})
+			out = append(out, cmp{A: base, B: v.Name, Headline: bench.HeadlineOf(r, base, r, v.Name, true), Deltas: bench.Compare(r, base, r, v.Name)})
 		}
 	case 2:
 		if strings.Contains(pos[0], ",") || strings.Contains(pos[1], ",") {
@@ -71,7 +78,7 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 				}
 			}
 			m := bench.MergeSides(sides[0], sides[1], *va, *vb)
-			out = append(out, cmp{A: "A=" + pos[0], B: "B=" + pos[1], Deltas: bench.Compare(m, "A", m, "B")})
+			out = append(out, cmp{A: "A=" + pos[0], B: "B=" + pos[1], Headline: bench.HeadlineOf(m, "A", m, "B", true), Deltas: bench.Compare(m, "A", m, "B")})
 			break
 		}
 		a, err := bench.Load(pos[0])
@@ -104,17 +111,26 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 		if *vb != "" {
 			nameB += ":" + *vb
 		}
-		out = append(out, cmp{A: nameA, B: nameB, Deltas: bench.Compare(a, *va, b, *vb)})
+		out = append(out, cmp{A: nameA, B: nameB, Headline: bench.HeadlineOf(a, *va, b, *vb, false), Deltas: bench.Compare(a, *va, b, *vb)})
 	default:
 		return usageErrorf("compare: want A.json B.json, or one file with several variants")
 	}
 	if *asJSON {
 		return benchWriteJSON(env, out)
 	}
-	for i, c := range out {
-		if i > 0 {
-			fmt.Fprintln(env.Stdout)
-		}
+	var hs []bench.Headline
+	for _, c := range out {
+		h := c.Headline
+		h.Rename(c.A, c.B)
+		hs = append(hs, h)
+	}
+	bench.WriteHeadlines(env.Stdout, hs)
+	if !*all {
+		fmt.Fprintln(env.Stdout, "(every metric with its test: add --all)")
+		return nil
+	}
+	for _, c := range out {
+		fmt.Fprintln(env.Stdout)
 		if len(c.Deltas) == 0 {
 			fmt.Fprintf(env.Stdout, "%s vs %s: no metric in common\n", c.A, c.B)
 			continue

@@ -11,11 +11,14 @@ func init() {
 	register(&Command{
 		Name:    "show",
 		Summary: "print the summary of a bench result file",
-		Usage: `wirespeed show FILE [--json]
+		Usage: `wirespeed show FILE [--all] [--json]
 
-Prints what 'wirespeed bench' printed at the end of its run: throughput per
-direction, idle and loaded latency, per-CPU load, per variant with ratios
-to the first variant. --json prints the summary block as JSON.`,
+Prints the run's settings and a headline per variant: throughput and its
+ratio to the first variant with a 95% interval, latency under load, CPU per
+Mbit, and whether the repetitions decide. --all adds every metric (throughput
+per direction, idle and loaded latency, CPU shares) per variant with ratios,
+the per-CPU load and the napi threads. --json prints the summary block and
+the headlines as JSON.`,
 		Run: runShow,
 	})
 }
@@ -23,6 +26,7 @@ to the first variant. --json prints the summary block as JSON.`,
 func runShow(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(commands["show"], env)
 	asJSON := fs.Bool("json", false, "print the per-variant summary as JSON")
+	all := fs.Bool("all", false, "print every metric, the per-CPU load and the napi threads")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -41,9 +45,13 @@ func runShow(ctx context.Context, env Env, args []string) error {
 		return benchWriteJSON(env, map[string]any{
 			"file": pos[0], "schema": r.Schema, "complete": r.Complete, "incomplete": r.Incomplete,
 			"settings": r.Settings, "iperf3": r.Iperf3, "variants": r.Variants, "summary": r.Summary,
+			"headlines": bench.Headlines(r),
 		})
 	}
 	fmt.Fprintf(env.Stdout, "%s (%s, started %s)\n", pos[0], r.Schema, r.Started.Format("2006-01-02 15:04:05 MST"))
-	bench.WriteText(env.Stdout, r)
+	bench.WriteText(env.Stdout, r, *all)
+	if !*all {
+		fmt.Fprintf(env.Stdout, "(every metric, per-CPU load: wirespeed show --all %s)\n", pos[0])
+	}
 	return nil
 }

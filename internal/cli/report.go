@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/bench"
+	"github.com/wirespeed/wirespeed/internal/report"
+)
+
+func init() {
+	register(&Command{
+		Name:    "report",
+		Summary: "one self-contained HTML page with plots of bench results; flent export",
+		Usage: `wirespeed report RESULT.json... [-o report.html] [--flent OUT.flent.gz [--variant V] [--rep N]]
+
+Writes one HTML file with everything inline (no network needed to view it):
+throughput over time per run and variant, latency CDFs idle vs loaded per
+probe, per-CPU usr/sys/softirq/idle and NET_RX per CPU, napi kthread CPU,
+BQL inflight/limit over time, GRO ratio and RX path, the headline and the
+per-metric verdicts of compare, and the inspect summary of the devices.
+Several files go on one page; each further file is compared with the
+first. A result with parts missing (interrupted, older) is shown as far as
+it goes, and the page says what is missing.
+
+--flent writes one run of one result in flent's data format (gzip JSON) for
+flent's own plots ('flent -i OUT.flent.gz -p totals -o x.png'): the run is
+--variant (default: the first) repetition --rep (default: the first).
+Without -o, --flent writes only the flent file.`,
+		Run: runReport,
+	})
+}
+
+func runReport(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(commands["report"], env)
+	out := fs.String("o", "", "HTML file to write (default report.html, or none with --flent)")
+	flentOut := fs.String("flent", "", "also write one run as a flent data file (.flent.gz)")
+	variant := fs.String("variant", "", "with --flent: the variant to export (default: the first)")
+	rep := fs.Int("rep", 0, "with --flent: the repetition to export (default: the first)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageErrorf("report: want one or more result files (from 'wirespeed bench --out FILE')")
+	}
+	if *flentOut != "" && len(pos) != 1 {
+		return usageErrorf("report: --flent exports one run of one result file; give one file")
+	}
+	if *flentOut == "" && (*variant != "" || *rep != 0) {
+		return usageErrorf("report: --variant and --rep choose the run --flent exports; give --flent too")
+	}
+	htmlOut := *out
+	if htmlOut == "" && *flentOut == "" {
+		htmlOut = "report.html"
+	}
+	// Refuse an unwritable destination before reading anything.
+	for _, p := range []string{htmlOut, *flentOut} {
+		if p == "" {
+			continue
+		}
+		if err := checkWritable(p); err != nil {
+			return err
+		}
+	}
+	var in []report.Input
+	for _, p := range pos {
+		r, err := bench.Load(p)
+		if err != nil {
+			return err
+		}
+		in = append(in, report.Input{Name: p, R: r})
+	}
+	if *flentOut != "" {
+		b, run, err := report.Flent(in[0].R, *variant, *rep)
+		if err != nil {
+			return usageErrorf("report --flent: %v", err)
+		}
+		if err := writeFileAtomic(*flentOut, b); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "wrote %s (%s run %s #%d; flent -i %s -p totals -o plot.png)\n", *flentOut, pos[0], run.Variant, run.Rep, *flentOut)
+	}
+	if htmlOut == "" {
+		return nil
+	}
+	rp, err := report.Build(in)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := report.WriteHTML(&buf, rp); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := writeFileAtomic(htmlOut, buf.Bytes()); err != nil {
+		return err
+	}
+	for _, w := range rp.Warnings {
+		fmt.Fprintf(env.Stderr, "note: %s\n", w)
+	}
+	fmt.Fprintf(env.Stdout, "wrote %s (%d file(s), %d chart(s))\n", htmlOut, len(in), countCharts(rp))
+	return nil
+}
+
+func countCharts(rp *report.Report) int {
+	n := 0
+	for _, s := range rp.Sections {
+		for _, c := range s.Charts {
+			if c.Missing == "" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// checkWritable makes sure path can be created or replaced, without
+// leaving anything behind.
+func checkWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usageErrorf("report: %s is a directory; give a file name", path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return usageErrorf("report: cannot write %s: %v", path, err)
+	}
+	if !st.IsDir() {
+		return usageErrorf("report: cannot write %s: %s is not a directory", path, dir)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return usageErrorf("report: cannot write %s: %v", path, strings.TrimPrefix(err.Error(), "open "))
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o222 == 0 && os.Geteuid() != 0 {
+		return usageErrorf("report: %s is read-only", path)
+	}
+	return nil
+}
+
+// writeFileAtomic writes through a temporary file in the same directory.
+func writeFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
