@@ -104,9 +104,19 @@ func TestDoctorVethIntegration(t *testing.T) {
 	if !ok || len(f.Fix.Actions) != 1 || f.Fix.Actions[0].Command != "ethtool -K "+l.b+" rx-gro on" {
 		t.Errorf("GRO off: want rx-no-napi with ethtool -K %s rx-gro on, got %+v", l.b, got)
 	}
+	// NET_RX time is counted host-wide: other traffic on CPU1 (another
+	// test, another lab) hides the lopsided picture the rule looks for, so
+	// it is asserted only when the observation shows it.
 	f, ok = got["rx-one-cpu"]
-	if !ok || f.Fix.Actions[0].Value != "2" {
-		t.Errorf("all on CPU0 (NET_RX shares %v): want rx-one-cpu with RPS mask 2, got %+v", shares, got)
+	switch {
+	case len(shares) == 2 && shares[0] >= 0.05 && shares[1] <= shares[0]/3:
+		if !ok || f.Fix.Actions[0].Value != "2" {
+			t.Errorf("all on CPU0 (NET_RX shares %v): want rx-one-cpu with RPS mask 2, got %+v", shares, got)
+		}
+	case ok:
+		t.Errorf("rx-one-cpu fired although NET_RX was not on one CPU (shares %v)", shares)
+	default:
+		t.Logf("NET_RX shares %v: other load on CPU1, rx-one-cpu not asserted", shares)
 	}
 	l.inB(t, "ethtool", "-K", l.b, "gro", "on")
 	l.inB(t, "sh", "-c", "echo 2 > /sys/class/net/"+l.b+"/queues/rx-0/rps_cpus")
