@@ -29,12 +29,23 @@ func (ethtoolKnob) check(a doctor.Action) error {
 	return nil
 }
 
+// legacyNames are the names ethtool -k prints for features whose kernel
+// name (the one doctor and ethtool -K use) differs.
+var legacyNames = map[string]string{
+	"rx-gro":                  "generic-receive-offload",
+	"rx-lro":                  "large-receive-offload",
+	"tx-generic-segmentation": "generic-segmentation-offload",
+	"rx-checksum":             "rx-checksumming",
+	"rx-hashing":              "receive-hashing",
+	"rx-ntuple-filter":        "ntuple-filters",
+}
+
 // ParseFeature finds feature in the output of ethtool -k: its state
 // ("on"/"off") and whether the driver fixed it.
 func ParseFeature(out, feature string) (state string, fixed bool, err error) {
 	for _, line := range strings.Split(out, "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || name != feature {
+		if !ok || (name != feature && (legacyNames[feature] == "" || name != legacyNames[feature])) {
 			continue
 		}
 		f := strings.Fields(rest)

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/wirespeed/wirespeed/internal/doctor"
 )
@@ -72,6 +73,8 @@ func (s *System) run(ctx context.Context, argv ...string) ([]byte, error) {
 		return s.Run(ctx, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// A tool must not outlive a killed tune and write after its revert.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -411,4 +414,12 @@ func StatusOf(ctx context.Context, s *System, j *Journal) []Status {
 		out = append(out, st)
 	}
 	return out
+}
+
+// Read returns an action's target's current state (for plan), without the journal.
+func Read(ctx context.Context, s *System, a doctor.Action) (string, error) {
+	if err := Check(a); err != nil {
+		return "", err
+	}
+	return knobs[a.Kind].read(ctx, s, a)
 }
