@@ -574,5 +574,64 @@ func runTuneRevert(ctx context.Context, env Env, args []string) error {
 }
 
 func runTunePersist(ctx context.Context, env Env, args []string) error {
-	return fmt.Errorf("tune persist: not written yet")
+	fs := newFlagSet(commands["tune"], env)
+	c := addTuneCommon(fs)
+	remove := fs.Bool("remove", false, "remove every file an earlier persist wrote")
+	root := fs.String("root", "/", "write the files below this directory instead of / (for a test or an image)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("tune persist takes no arguments")
+	}
+	if *root == "/" {
+		if err := tuneNeedRoot("persist"); err != nil {
+			return err
+		}
+	}
+	dir := tuneStateDir(*c.stateDir)
+	if *remove {
+		removed, err := tune.RemovePersist(*root, dir)
+		if removed == nil {
+			removed = []string{}
+		}
+		if *c.asJSON {
+			if jerr := benchWriteJSON(env, map[string]any{"removed": removed}); jerr != nil {
+				return jerr
+			}
+		} else {
+			for _, f := range removed {
+				fmt.Fprintln(env.Stdout, "removed "+f)
+			}
+			if len(removed) == 0 && err == nil {
+				fmt.Fprintln(env.Stdout, "Nothing to remove.")
+			}
+		}
+		return err
+	}
+	st, err := tune.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	plan := tune.PlanPersist(st.J)
+	if len(plan.Files) == 0 {
+		return fmt.Errorf("no applied change in the journal to make permanent ('wirespeed tune status')")
+	}
+	files, err := tune.WritePersist(*root, dir, plan)
+	if err != nil {
+		return err
+	}
+	if *c.asJSON {
+		return benchWriteJSON(env, map[string]any{"root": *root, "files": files, "skipped": plan.Skipped})
+	}
+	for _, f := range files {
+		fmt.Fprintln(env.Stdout, "wrote "+f)
+	}
+	for _, s := range plan.Skipped {
+		fmt.Fprintln(env.Stdout, "skipped "+s)
+	}
+	fmt.Fprintln(env.Stdout, "\nThey take effect at the next boot or re-plug; now: udevadm control --reload; systemctl daemon-reload; sysctl --system.")
+	return nil
 }
