@@ -291,3 +291,45 @@ func waitNoPids(t *testing.T, ns string) {
 	}
 	t.Fatalf("processes still in %s after the kill", ns)
 }
+
+// A value the kernel rejects: a clear error, exit 1, the old value in place,
+// nothing left active in the journal; a vanished device: revert says so.
+func TestTuneRejectedAndGone(t *testing.T) {
+	needRoot(t)
+	bin := binary(t)
+	ns := testnet.New(t)
+	a, b := ns.AddVeth(t)
+	path := "/sys/class/net/" + b + "/queues/rx-0/rps_cpus"
+	acts := writeActions(t, []doctor.Action{
+		{ID: "rps/bad", Kind: doctor.KindSysfs, Device: b, Target: path, Value: "zz"},
+		{ID: "rps/good", Kind: doctor.KindSysfs, Device: a, Target: "/sys/class/net/" + a + "/queues/rx-0/rps_cpus", Value: "1"},
+	})
+	state := t.TempDir()
+	before := ns.Run(t, "cat", path)
+	run := func(args ...string) (int, string) {
+		cmd := exec.Command("ip", append([]string{"netns", "exec", ns.Name, bin}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	code, out := run("tune", "apply", "--actions", acts, "--state-dir", state)
+	if code != ExitFail || !strings.Contains(out, "rejected") || !strings.Contains(out, "old value is in place") {
+		t.Fatalf("apply of a rejected value: exit %d\n%s", code, out)
+	}
+	if now := ns.Run(t, "cat", path); now != before {
+		t.Fatalf("%s is %q after a rejected write, was %q", path, now, before)
+	}
+	code, out = run("tune", "status", "--state-dir", state, "--json")
+	if code != 0 || strings.Contains(out, "rps/bad") || !strings.Contains(out, "rps/good") {
+		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+	ns.Run(t, "ip", "link", "del", a)
+	code, out = run("tune", "revert", "--all", "--state-dir", state)
+	if code != 0 || !strings.Contains(out, "gone") || !strings.Contains(out, a+" (ifindex") {
+		t.Fatalf("revert of a vanished device: exit %d\n%s", code, out)
+	}
+}
