@@ -424,12 +424,20 @@ func benchMeasurer(prefix []string, peer, dur, dir string) tune.Measurer {
 		}
 		argv := append(append([]string{}, prefix...), self, "bench", "--peer", peer, "-t", dur, "--omit", "1s",
 			"--idle", "0s", "--observe", "off", "--no-inspect", "--out", "-", "--json", "--direction", dir)
-		c := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		var stderr bytes.Buffer
-		c.Stderr = &stderr
-		out, err := c.Output()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
+		var out []byte
+		for try := 0; ; try++ {
+			c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+			var stderr bytes.Buffer
+			c.Stderr = &stderr
+			out, err = c.Output()
+			if err == nil {
+				break
+			}
+			// One retry: a fresh iperf3 -s sometimes resets the first connection.
+			if try == 1 || ctx.Err() != nil {
+				return nil, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
+			}
+			time.Sleep(time.Second)
 		}
 		r, err := bench.Decode(out, "bench")
 		if err != nil {

@@ -92,3 +92,16 @@ func FuzzParseVerifyOutput(f *testing.F) {
 		}
 	})
 }
+
+// Noise that scales with the value: the same 1.5x in every pair, at very
+// different levels, is a consistent gain.
+func TestJudgeOnRatios(t *testing.T) {
+	d := judge(MetricThroughput, []float64{100, 1000, 3000}, []float64{151, 1490, 4520})
+	if !d.Better || d.Worse || d.P >= Alpha {
+		t.Fatalf("%+v: want a significant gain", d)
+	}
+	d = judge(MetricLatencyP99, []float64{1, 2, 3}, []float64{2, 4.1, 5.9})
+	if !d.Worse || d.Better {
+		t.Fatalf("%+v: doubled latency not worse", d)
+	}
+}
