@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -191,8 +192,12 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 			}
 		}
 		if failed != nil {
-			// Leave nothing of a half-tried action behind.
-			_, rerr := t.Revert(ctx, []string{a.ID}, false)
+			// Leave nothing of a half-tried action behind, even on Ctrl-C.
+			_, rerr := t.Revert(context.WithoutCancel(ctx), []string{a.ID}, false)
+			var ue *UnknownIDError
+			if errors.As(rerr, &ue) {
+				rerr = nil // never applied
+			}
 			trials = append(trials, Trial{Action: a, Verdict: "reverted", Reason: failed.Error()})
 			if rerr != nil {
 				return trials, fmt.Errorf("%s: %v; and reverting it: %w", a.ID, failed, rerr)
@@ -243,7 +248,7 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 			}
 		} else {
 			tr.Verdict = "reverted"
-			if _, err := t.Revert(ctx, []string{a.ID}, false); err != nil {
+			if _, err := t.Revert(context.WithoutCancel(ctx), []string{a.ID}, false); err != nil {
 				return append(trials, tr), fmt.Errorf("reverting %s: %w", a.ID, err)
 			}
 		}

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -103,5 +104,35 @@ func TestJudgeOnRatios(t *testing.T) {
 	d = judge(MetricLatencyP99, []float64{1, 2, 3}, []float64{2, 4.1, 5.9})
 	if !d.Worse || d.Better {
 		t.Fatalf("%+v: doubled latency not worse", d)
+	}
+}
+
+// Ctrl-C in the middle of an action's pairs: the action is reverted, and
+// an action that failed before its first apply is no error of its own.
+func TestLoopInterruptedReverts(t *testing.T) {
+	s := tree(t)
+	tu := newTuner(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	inner := stateMeasurer(t, s)
+	n := 0
+	measure := func(c context.Context) (Metrics, error) {
+		n++
+		if n == 4 { // pair 2, without it: the action was applied once
+			cancel()
+			return nil, c.Err()
+		}
+		return inner(c)
+	}
+	trials, err := tu.Loop(ctx, []doctor.Action{rpsAction("3")}, LoopConfig{Goal: "throughput", Pairs: 3, Measure: measure})
+	if err == nil || len(trials) != 1 || trials[0].Verdict != "reverted" {
+		t.Fatalf("trials %+v, err %v", trials, err)
+	}
+	if got := s.mustRead(t, rps); got != "00000000\n" {
+		t.Fatalf("rps_cpus after an interrupted loop: %q", got)
+	}
+	failing := func(context.Context) (Metrics, error) { return nil, errors.New("no load") }
+	_, err = tu.Loop(context.Background(), []doctor.Action{rpsAction("3")}, LoopConfig{Goal: "throughput", Pairs: 2, Measure: failing})
+	if err == nil || strings.Contains(err.Error(), "no change with id") {
+		t.Fatalf("a measurement failing before the first apply: %v", err)
 	}
 }

@@ -261,7 +261,7 @@ func (t *Tuner) Apply(ctx context.Context, a doctor.Action) (Outcome, error) {
 	}
 	// Not applied as asked: put the old value back, then record the end.
 	if got != ent.Old || rerr != nil {
-		err = k.restore(ctx, t.Sys, a, ent.Old)
+		err = k.restore(context.WithoutCancel(ctx), t.Sys, a, ent.Old)
 	}
 	if err != nil {
 		ent.Note += "; restoring the old value failed: " + err.Error()
