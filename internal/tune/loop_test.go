@@ -131,7 +131,8 @@ func TestLoopInterruptedReverts(t *testing.T) {
 		t.Fatalf("rps_cpus after an interrupted loop: %q", got)
 	}
 	failing := func(context.Context) (Metrics, error) { return nil, errors.New("no load") }
-	_, err = tu.Loop(context.Background(), []doctor.Action{rpsAction("3")}, LoopConfig{Goal: "throughput", Pairs: 2, Measure: failing})
+	fresh := doctor.Action{ID: "threaded/eth9", Kind: doctor.KindSysfs, Device: "eth9", Target: "/sys/class/net/eth9/threaded", Value: "1"}
+	_, err = tu.Loop(context.Background(), []doctor.Action{fresh}, LoopConfig{Goal: "throughput", Pairs: 2, Measure: failing})
 	if err == nil || strings.Contains(err.Error(), "no change with id") {
 		t.Fatalf("a measurement failing before the first apply: %v", err)
 	}
