@@ -113,6 +113,7 @@ def main():
     ap.add_argument("--validate", type=int, default=6)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out", default="docs/data/tune-quality/raw.json")
+    ap.add_argument("--reuse", help="take the exhaustive search from this earlier result (same space and start)")
     a = ap.parse_args()
     bin_ = os.path.abspath(a.bin)
     rnd = random.Random(a.seed)
@@ -122,6 +123,10 @@ def main():
     try:
         lab = Lab(bin_, a.duration)
         cfgs = list(configs())
+        if a.reuse:
+            out["exhaustive"] = json.load(open(a.reuse))["exhaustive"]
+            out["exhaustive"]["reused_from"] = a.reuse
+            cfgs = []
         # 1. exhaustive
         samples = {json.dumps(c, sort_keys=True): [] for c in cfgs}
         for rep in range(a.reps):
@@ -134,9 +139,12 @@ def main():
                 samples[json.dumps(c, sort_keys=True)].append(v)
                 print("exhaustive rep %d %d/%d %s %.0f" % (rep + 1, i + 1, len(order), c, v), file=sys.stderr)
         means = {k: sum(v) / len(v) for k, v in samples.items()}
-        best = max(means, key=means.get)
-        out["exhaustive"] = {"trials": sum(len(v) for v in samples.values()), "configs": len(cfgs),
-                             "samples": samples, "best": json.loads(best), "best_mean_mbit": means[best]}
+        best = max(means, key=means.get) if means else None
+        if a.reuse:
+            best = json.dumps(out["exhaustive"]["best"], sort_keys=True)
+        else:
+            out["exhaustive"] = {"trials": sum(len(v) for v in samples.values()), "configs": len(cfgs),
+                                 "samples": samples, "best": json.loads(best), "best_mean_mbit": means[best]}
         # 2. tuner
         f = os.path.join(lab.tmp, "cand.json")
         json.dump([x for k, v in CANDIDATES for x in knob_actions(k, v)], open(f, "w"))

@@ -433,11 +433,12 @@ func benchMeasurer(prefix []string, peer, dur, dir string) tune.Measurer {
 			if err == nil {
 				break
 			}
-			// One retry: a fresh iperf3 -s sometimes resets the first connection.
-			if try == 1 || ctx.Err() != nil {
+			// iperf3 -s now and then resets a connection that comes right
+			// after bench's server check: try again, up to three times.
+			if try == 2 || ctx.Err() != nil {
 				return nil, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
 			}
-			time.Sleep(time.Second)
+			time.Sleep(time.Duration(try+1) * time.Second)
 		}
 		r, err := bench.Decode(out, "bench")
 		if err != nil {
