@@ -16,7 +16,7 @@ Builds a persistent lab (wirespeed lab up --name tq --sender-offloads off
  3. validation: the exhaustive optimum and the tuner's result, measured in
     --validate interleaved pairs, for the ratio.
 Needs root. Writes the raw JSON to --out; removes the lab at the end."""
-import argparse, itertools, json, os, random, subprocess, sys, tempfile, time
+import argparse, itertools, json, os, random, shutil, subprocess, sys, tempfile, time
 
 RCV, SND = "ws-lab-tq-r", "ws-lab-tq-s"
 DEV = "ws-rcv"
@@ -169,6 +169,9 @@ def main():
         out["validation"] = val
     finally:
         run([bin_, "lab", "down", "tq"], check=False)
+        if "lab" in locals():
+            shutil.rmtree(lab.state, ignore_errors=True)
+            shutil.rmtree(lab.tmp, ignore_errors=True)
         out["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         os.makedirs(os.path.dirname(a.out), exist_ok=True)
         json.dump(out, open(a.out, "w"), indent=1)
