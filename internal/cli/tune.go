@@ -378,7 +378,7 @@ func writeOutcomes(env Env, outs []tune.Outcome) {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTARGET\tOLD\tNEW\tNOW\tSTATE\tNOTE")
 	for _, o := range outs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.ID, o.Target, oneLine(o.Old), o.Want, oneLine(o.Got), o.State, o.Note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.ID, o.Target, oneLine(o.Old), oneLine(o.Want), oneLine(o.Got), o.State, o.Note)
 	}
 	tw.Flush()
 }
