@@ -227,6 +227,8 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 		switch {
 		case tr.Goal == nil:
 			tr.Reason = "the measurement has no " + goal
+		case tr.Goal.Worse:
+			tr.Reason = fmt.Sprintf("%s got worse (ratio %.3f, p %.3g)", goal, tr.Goal.Ratio, tr.Goal.P)
 		case !tr.Goal.Better:
 			tr.Reason = fmt.Sprintf("%s did not improve significantly (ratio %.3f, p %.3g)", goal, tr.Goal.Ratio, tr.Goal.P)
 		default:
