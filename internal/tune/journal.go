@@ -1,0 +1,268 @@
+package tune
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wirespeed/wirespeed/internal/doctor"
+)
+
+// JournalVersion is the layout of the journal this build writes. A journal
+// with a higher version is refused, never rewritten.
+const JournalVersion = 1
+
+// DefaultDir is where the journal and its lock live on a real host.
+const DefaultDir = "/var/lib/wirespeed"
+
+const (
+	journalName = "tune-journal.json"
+	lockName    = "tune.lock"
+)
+
+// Entry states. Active entries (pending, applied) hold an old value that
+// revert must put back; the others are history.
+const (
+	// StatePending: the old value is recorded and the write may or may not
+	// have happened (a crash leaves this). Revert writes the old value.
+	StatePending = "pending"
+	// StateApplied: written and read back as asked.
+	StateApplied = "applied"
+	// StateRefused: the kernel took the write but the read-back showed
+	// another value; the old value was put back at once.
+	StateRefused = "refused"
+	// StateFailed: the kernel rejected the write with an error; the old
+	// value was put back (or never left).
+	StateFailed = "failed"
+	// StateReverted: the old value was put back by revert.
+	StateReverted = "reverted"
+	// StateGone: the device vanished; there was nothing to put back.
+	StateGone = "gone"
+	// StateSuperseded: a later entry for the same target took over its old value.
+	StateSuperseded = "superseded"
+)
+
+// Entry is one change wirespeed made, with what was there before.
+type Entry struct {
+	Seq    int           `json:"seq"`
+	Action doctor.Action `json:"action"`
+	// Old is the value exactly as read before the first write (for the
+	// qdisc and governor kinds, their own encoding of the state).
+	Old   string `json:"old"`
+	State string `json:"state"`
+	// Got is the value read back after the write.
+	Got  string `json:"got,omitempty"`
+	Note string `json:"note,omitempty"`
+	// Netns is the network namespace the change was made in
+	// ("net:[4026531840]"); revert refuses to run from another one.
+	Netns string `json:"netns"`
+	// Ifindex and MAC identify Device when it was touched, so revert can
+	// tell a re-plugged device (same name, new ifindex) from the same one.
+	Ifindex int    `json:"ifindex,omitempty"`
+	MAC     string `json:"mac,omitempty"`
+	Time    string `json:"time"`
+	// Kept is set by the closed loop when it decided to keep the change.
+	Kept bool `json:"kept,omitempty"`
+}
+
+// Active says whether revert still has to put Old back.
+func (e *Entry) Active() bool { return e.State == StatePending || e.State == StateApplied }
+
+// key identifies the thing an entry changed.
+func (e *Entry) key() string {
+	return e.Netns + "|" + e.Action.Kind + "|" + e.Action.Device + "|" + e.Action.Target
+}
+
+// Journal is the whole record.
+type Journal struct {
+	Version int     `json:"version"`
+	Entries []Entry `json:"entries"`
+}
+
+// JournalError is a journal wirespeed will not touch; Recover says what to do.
+type JournalError struct {
+	Path    string
+	Problem string
+	Recover string
+}
+
+func (e *JournalError) Error() string {
+	return fmt.Sprintf("journal %s: %s; %s", e.Path, e.Problem, e.Recover)
+}
+
+// ParseJournal decodes a journal. Any problem is a *JournalError: the
+// journal is the only record of the old values, so nothing guesses.
+func ParseJournal(b []byte, path string) (*Journal, error) {
+	recoverHint := fmt.Sprintf("it holds the values to restore, so wirespeed will not overwrite it: read the \"old\" values in it and put them back by hand (or from a backup), then move it aside (mv %s %s.bad) to start a new journal", path, path)
+	var probe struct {
+		Version *int `json:"version"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, &JournalError{path, "cannot be read (" + err.Error() + ")", recoverHint}
+	}
+	if probe.Version == nil {
+		return nil, &JournalError{path, "has no version", recoverHint}
+	}
+	if *probe.Version > JournalVersion {
+		return nil, &JournalError{path, fmt.Sprintf("was written by a newer wirespeed (journal version %d, this build reads up to %d)", *probe.Version, JournalVersion),
+			"run that newer wirespeed's 'tune revert --all' or 'tune status', or upgrade this one; the file is left as it is"}
+	}
+	if *probe.Version < 1 {
+		return nil, &JournalError{path, fmt.Sprintf("has version %d", *probe.Version), recoverHint}
+	}
+	var j Journal
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return nil, &JournalError{path, "cannot be read (" + err.Error() + ")", recoverHint}
+	}
+	if dec.More() {
+		return nil, &JournalError{path, "has data after the journal", recoverHint}
+	}
+	for i, e := range j.Entries {
+		switch e.State {
+		case StatePending, StateApplied, StateRefused, StateFailed, StateReverted, StateGone, StateSuperseded:
+		default:
+			return nil, &JournalError{path, fmt.Sprintf("entry %d has an unknown state %q", i, e.State), recoverHint}
+		}
+		if _, ok := knobs[e.Action.Kind]; !ok {
+			return nil, &JournalError{path, fmt.Sprintf("entry %d has an unknown kind %q", i, e.Action.Kind), recoverHint}
+		}
+	}
+	return &j, nil
+}
+
+// Store is the journal on disk, held under an exclusive lock.
+type Store struct {
+	Dir  string
+	J    *Journal
+	lock *os.File
+}
+
+// ErrBusy is matched by Open's error when another tune holds the lock.
+var ErrBusy = errors.New("another wirespeed tune is running")
+
+// Open takes the lock in dir (created if missing) and loads the journal.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("state directory %s: %w", dir, err)
+	}
+	lp := filepath.Join(dir, lockName)
+	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock file: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(lp)
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w (lock %s held by pid %s): wait for it to finish, or stop it first", ErrBusy, lp, strings.TrimSpace(string(holder)))
+		}
+		return nil, fmt.Errorf("lock %s: %w", lp, err)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	j, err := Load(dir)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Store{Dir: dir, J: j, lock: f}, nil
+}
+
+// Load reads the journal in dir without locking (for status and plan); a
+// missing journal is an empty one.
+func Load(dir string) (*Journal, error) {
+	p := filepath.Join(dir, journalName)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return &Journal{Version: JournalVersion, Entries: []Entry{}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return ParseJournal(b, p)
+}
+
+// Path is the journal file.
+func (s *Store) Path() string { return filepath.Join(s.Dir, journalName) }
+
+// Save writes the journal atomically and durably: a temporary file,
+// fsynced, renamed over the journal, then the directory fsynced.
+func (s *Store) Save() error {
+	if s.lock == nil {
+		return errors.New("journal: store is closed")
+	}
+	s.J.Version = JournalVersion
+	b, err := json.MarshalIndent(s.J, "", " ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	tmp := s.Path() + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("journal: write %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("journal: fsync %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := os.Rename(tmp, s.Path()); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	d, err := os.Open(s.Dir)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("journal: fsync %s: %w", s.Dir, err)
+	}
+	return nil
+}
+
+// Close releases the lock.
+func (s *Store) Close() error {
+	if s.lock == nil {
+		return nil
+	}
+	err := s.lock.Close()
+	s.lock = nil
+	return err
+}
+
+// add appends an entry and returns its index.
+func (s *Store) add(e Entry) int {
+	e.Seq = 1
+	if n := len(s.J.Entries); n > 0 {
+		e.Seq = s.J.Entries[n-1].Seq + 1
+	}
+	e.Time = time.Now().UTC().Format(time.RFC3339)
+	s.J.Entries = append(s.J.Entries, e)
+	return len(s.J.Entries) - 1
+}
+
+// active returns the index of the active entry for key, or -1.
+func (s *Store) active(key string) int {
+	for i := len(s.J.Entries) - 1; i >= 0; i-- {
+		if s.J.Entries[i].Active() && s.J.Entries[i].key() == key {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,128 @@
+package tune
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestJournalRefusesCorruptAndNewer(t *testing.T) {
+	for name, content := range map[string]string{
+		"corrupt":   `{"version":1,"entries":[{"seq":1,`,
+		"newer":     `{"version":99,"entries":[]}`,
+		"noversion": `{"entries":[]}`,
+		"badstate":  `{"version":1,"entries":[{"seq":1,"action":{"id":"a","kind":"sysfs","target":"/sys/x","value":"1","command":""},"old":"0","state":"maybe","netns":"","time":""}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, journalName)
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := New(dir, Live())
+			var je *JournalError
+			if !errors.As(err, &je) {
+				t.Fatalf("opening a %s journal: %v, want a JournalError", name, err)
+			}
+			if !strings.Contains(err.Error(), "mv ") && !strings.Contains(err.Error(), "newer") {
+				t.Errorf("error does not say how to recover: %v", err)
+			}
+			b, _ := os.ReadFile(p)
+			if !bytes.Equal(b, []byte(content)) {
+				t.Fatalf("the %s journal was rewritten", name)
+			}
+			// The lock was released: a second attempt gets the same answer, not "busy".
+			if _, err := New(dir, Live()); errors.Is(err, ErrBusy) {
+				t.Fatal("a refused journal left the lock held")
+			}
+		})
+	}
+}
+
+func TestLockKeepsTunesApart(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second Open while the first holds the lock: %v", err)
+	}
+	a.Close()
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	b.Close()
+}
+
+func TestJournalRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.add(Entry{Action: rpsAction("3"), Old: "0\n", State: StatePending, Netns: "net:[1]"})
+	if err := st.Save(); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if _, err := os.Stat(filepath.Join(dir, journalName+".tmp")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("temporary journal left behind")
+	}
+	j, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Entries) != 1 || j.Entries[0].Old != "0\n" || !j.Entries[0].Active() {
+		t.Fatalf("round trip: %+v", j.Entries)
+	}
+}
+
+func FuzzParseJournal(f *testing.F) {
+	f.Add([]byte(`{"version":1,"entries":[]}`))
+	f.Add([]byte(`{"version":1,"entries":[{"seq":1,"action":{"id":"a","kind":"sysfs","target":"/sys/x","value":"1","command":""},"old":"0\n","state":"applied","netns":"net:[1]","time":"t"}]}`))
+	f.Add([]byte(`{"version":2}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		j, err := ParseJournal(b, "j")
+		if err != nil {
+			var je *JournalError
+			if !errors.As(err, &je) {
+				t.Fatalf("error of another type: %v", err)
+			}
+			return
+		}
+		if j.Version < 1 || j.Version > JournalVersion {
+			t.Fatalf("accepted version %d", j.Version)
+		}
+		for _, e := range j.Entries {
+			if _, ok := knobs[e.Action.Kind]; !ok {
+				t.Fatalf("accepted kind %q", e.Action.Kind)
+			}
+		}
+	})
+}
+
+func FuzzParseFeature(f *testing.F) {
+	f.Add("Features for x:\nrx-gro: on\ntx-lockless: on [fixed]\n", "rx-gro")
+	f.Fuzz(func(t *testing.T, out, feat string) {
+		st, _, err := ParseFeature(out, feat)
+		if err == nil && st != "on" && st != "off" {
+			t.Fatalf("state %q", st)
+		}
+	})
+}
+
+func FuzzRootQdisc(f *testing.F) {
+	f.Add("qdisc noqueue 0: root refcnt 2\n")
+	f.Add("qdisc mq 0: root\nqdisc fq_codel 0: parent :1 limit 10240p\n")
+	f.Fuzz(func(t *testing.T, out string) {
+		line, kind, handle, err := RootQdisc(out)
+		if err == nil && (kind == "" || handle == "" || !strings.Contains(out, line)) {
+			t.Fatalf("%q -> %q %q %q", out, line, kind, handle)
+		}
+	})
+}

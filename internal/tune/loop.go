@@ -1,0 +1,303 @@
+package tune
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/doctor"
+	"github.com/wirespeed/wirespeed/internal/stats"
+)
+
+// Metric names the closed loop judges by.
+const (
+	MetricThroughput = "throughput_mbit" // higher is better
+	MetricLatencyP99 = "latency_p99_ms"  // loaded latency, lower is better
+	MetricCPU        = "cpu_per_mbit"    // CPU% per Mbit/s, lower is better
+)
+
+// Metrics is one measurement; a metric the measurer could not take is absent.
+type Metrics map[string]float64
+
+// Measurer takes one measurement of the current state.
+type Measurer func(ctx context.Context) (Metrics, error)
+
+// GoalMetric maps --goal to the metric it improves.
+func GoalMetric(goal string) (string, error) {
+	switch goal {
+	case "throughput":
+		return MetricThroughput, nil
+	case "latency":
+		return MetricLatencyP99, nil
+	case "cpu":
+		return MetricCPU, nil
+	}
+	return "", fmt.Errorf("goal %q: want throughput, latency or cpu", goal)
+}
+
+func higherIsBetter(m string) bool { return m == MetricThroughput }
+
+// Alpha is the significance level of every decision.
+const Alpha = 0.05
+
+// MetricDelta is one metric's before/after over the pairs.
+type MetricDelta struct {
+	Metric string    `json:"metric"`
+	Before []float64 `json:"before"`
+	After  []float64 `json:"after"`
+	// MeanBefore, MeanAfter, MedianRatio (of the per-pair ratios after/before).
+	MeanBefore  float64   `json:"mean_before"`
+	MeanAfter   float64   `json:"mean_after"`
+	Ratio       float64   `json:"ratio"` // MeanAfter / MeanBefore
+	PairRatios  []float64 `json:"pair_ratios"`
+	MedianRatio float64   `json:"median_ratio"`
+	P           float64   `json:"p"` // paired t-test, two-sided
+	Better      bool      `json:"better"`
+	Worse       bool      `json:"worse"`
+}
+
+// Trial is the closed loop's verdict on one action.
+type Trial struct {
+	Action doctor.Action `json:"action"`
+	// Verdict: kept, reverted, already (in force before), refused, failed.
+	Verdict string        `json:"verdict"`
+	Reason  string        `json:"reason"`
+	Goal    *MetricDelta  `json:"goal,omitempty"`
+	Others  []MetricDelta `json:"others,omitempty"`
+}
+
+// LoopConfig drives Loop.
+type LoopConfig struct {
+	Goal     string // throughput, latency, cpu
+	Pairs    int    // interleaved A/B pairs per action (>= 2)
+	Measure  Measurer
+	Progress func(string)
+}
+
+func judge(metric string, before, after []float64) MetricDelta {
+	d := MetricDelta{Metric: metric, Before: before, After: after,
+		MeanBefore: stats.Mean(before), MeanAfter: stats.Mean(after)}
+	if d.MeanBefore != 0 {
+		d.Ratio = d.MeanAfter / d.MeanBefore
+	}
+	for i := range before {
+		if before[i] != 0 {
+			d.PairRatios = append(d.PairRatios, after[i]/before[i])
+		}
+	}
+	if len(d.PairRatios) > 0 {
+		d.MedianRatio = stats.Percentile(d.PairRatios, 50)
+	}
+	d.P = 1
+	// Noise on a shared machine scales with the value (a busy neighbour
+	// costs a share of the throughput), so the test runs on the logarithms:
+	// it asks whether the per-pair ratios are consistently above 1.
+	lb, la := logs(before), logs(after)
+	if lb == nil || la == nil {
+		lb, la = before, after
+	}
+	if r, err := stats.PairedT(lb, la); err == nil {
+		d.P = r.P
+		sig := r.P < Alpha
+		up := r.Diff > 0
+		if higherIsBetter(metric) {
+			d.Better, d.Worse = sig && up, sig && !up && r.Diff != 0
+		} else {
+			d.Better, d.Worse = sig && !up && r.Diff != 0, sig && up
+		}
+	}
+	return d
+}
+
+// logs returns the natural logarithms, or nil if a value is not positive.
+func logs(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		if !(x > 0) {
+			return nil
+		}
+		out[i] = math.Log(x)
+	}
+	return out
+}
+
+// Loop tries each action in order: measure without it, apply, measure with
+// it, Pairs times interleaved (A B A B ...); it keeps the action only if the
+// goal metric got significantly better and no other metric significantly
+// worse, and reverts it at once otherwise. Later actions are tried on top
+// of the kept ones.
+func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) ([]Trial, error) {
+	goal, err := GoalMetric(cfg.Goal)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Pairs < 2 {
+		return nil, fmt.Errorf("pairs %d: the paired test needs at least 2", cfg.Pairs)
+	}
+	say := func(f string, a ...any) {
+		if cfg.Progress != nil {
+			cfg.Progress(fmt.Sprintf(f, a...))
+		}
+	}
+	var trials []Trial
+	for n, a := range acts {
+		tr := Trial{Action: a}
+		before, after := map[string][]float64{}, map[string][]float64{}
+		var failed error
+		for i := 0; i < cfg.Pairs && failed == nil; i++ {
+			if i > 0 {
+				if _, err := t.Revert(ctx, []string{a.ID}, false); err != nil {
+					failed = err
+					break
+				}
+			}
+			say("[%d/%d] %s: pair %d/%d, measuring without it", n+1, len(acts), a.ID, i+1, cfg.Pairs)
+			m, err := cfg.Measure(ctx)
+			if err != nil {
+				failed = fmt.Errorf("measuring: %w", err)
+				break
+			}
+			for k, v := range m {
+				before[k] = append(before[k], v)
+			}
+			o, err := t.Apply(ctx, a)
+			if err != nil || o.State != StateApplied {
+				if o.State == "already" && i == 0 {
+					tr.Verdict, tr.Reason = "already", "in force before tune started: "+strings.TrimSpace(o.Old)
+				} else {
+					tr.Verdict = o.State
+					if tr.Verdict == "" || tr.Verdict == "already" {
+						tr.Verdict = StateFailed
+					}
+					tr.Reason = o.Note
+					if err != nil {
+						tr.Reason = err.Error()
+					}
+				}
+				break
+			}
+			say("[%d/%d] %s: pair %d/%d, measuring with it", n+1, len(acts), a.ID, i+1, cfg.Pairs)
+			m, err = cfg.Measure(ctx)
+			if err != nil {
+				failed = fmt.Errorf("measuring: %w", err)
+				break
+			}
+			for k, v := range m {
+				after[k] = append(after[k], v)
+			}
+		}
+		if failed != nil {
+			// Leave nothing of a half-tried action behind, even on Ctrl-C.
+			_, rerr := t.Revert(context.WithoutCancel(ctx), []string{a.ID}, false)
+			var ue *UnknownIDError
+			if errors.As(rerr, &ue) {
+				rerr = nil // never applied
+			}
+			trials = append(trials, Trial{Action: a, Verdict: "reverted", Reason: failed.Error()})
+			if rerr != nil {
+				return trials, fmt.Errorf("%s: %v; and reverting it: %w", a.ID, failed, rerr)
+			}
+			return trials, fmt.Errorf("%s: %w (the action was reverted)", a.ID, failed)
+		}
+		if tr.Verdict != "" {
+			trials = append(trials, tr)
+			continue
+		}
+		metrics := make([]string, 0, len(before))
+		for k := range before {
+			if len(after[k]) == len(before[k]) && len(before[k]) == cfg.Pairs {
+				metrics = append(metrics, k)
+			}
+		}
+		sort.Strings(metrics)
+		for _, k := range metrics {
+			d := judge(k, before[k], after[k])
+			if k == goal {
+				tr.Goal = &d
+			} else {
+				tr.Others = append(tr.Others, d)
+			}
+		}
+		keep := false
+		switch {
+		case tr.Goal == nil:
+			tr.Reason = "the measurement has no " + goal
+		case tr.Goal.Worse:
+			tr.Reason = fmt.Sprintf("%s got worse (ratio %.3f, p %.3g)", goal, tr.Goal.Ratio, tr.Goal.P)
+		case !tr.Goal.Better:
+			tr.Reason = fmt.Sprintf("%s did not improve significantly (ratio %.3f, p %.3g)", goal, tr.Goal.Ratio, tr.Goal.P)
+		default:
+			keep = true
+			tr.Reason = fmt.Sprintf("%s improved (ratio %.3f, p %.3g)", goal, tr.Goal.Ratio, tr.Goal.P)
+			for _, o := range tr.Others {
+				if o.Worse {
+					keep = false
+					tr.Reason = fmt.Sprintf("%s improved but %s got worse (ratio %.3f, p %.3g)", goal, o.Metric, o.Ratio, o.P)
+					break
+				}
+			}
+		}
+		if keep {
+			tr.Verdict = "kept"
+			t.markKept(a.ID)
+			if err := t.Store.Save(); err != nil {
+				return append(trials, tr), err
+			}
+		} else {
+			tr.Verdict = "reverted"
+			if _, err := t.Revert(context.WithoutCancel(ctx), []string{a.ID}, false); err != nil {
+				return append(trials, tr), fmt.Errorf("reverting %s: %w", a.ID, err)
+			}
+		}
+		say("[%d/%d] %s: %s - %s", n+1, len(acts), a.ID, tr.Verdict, tr.Reason)
+		trials = append(trials, tr)
+	}
+	return trials, nil
+}
+
+func (t *Tuner) markKept(id string) {
+	for i := range t.Store.J.Entries {
+		if e := &t.Store.J.Entries[i]; e.Active() && e.Action.ID == id {
+			e.Kept = true
+		}
+	}
+}
+
+// ParseVerifyOutput reads what a --verify-cmd printed: a JSON object with
+// any of throughput_mbit, latency_p99_ms, cpu_per_mbit, or a bare number on
+// the last non-empty line, taken as the goal metric.
+func ParseVerifyOutput(out []byte, goal string) (Metrics, error) {
+	s := strings.TrimSpace(string(out))
+	if strings.HasPrefix(s, "{") {
+		var raw map[string]any
+		if err := json.Unmarshal([]byte(s), &raw); err != nil {
+			return nil, fmt.Errorf("verify command printed JSON that cannot be read: %w", err)
+		}
+		m := Metrics{}
+		for _, k := range []string{MetricThroughput, MetricLatencyP99, MetricCPU} {
+			if v, ok := raw[k]; ok {
+				f, ok := v.(float64)
+				if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+					return nil, fmt.Errorf("verify command: %s is %v, want a number", k, v)
+				}
+				m[k] = f
+			}
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("verify command printed JSON without %s, %s or %s", MetricThroughput, MetricLatencyP99, MetricCPU)
+		}
+		return m, nil
+	}
+	lines := strings.Split(s, "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	f, err := strconv.ParseFloat(last, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("verify command's last line %q is not a number (print the %s value, or a JSON object)", last, goal)
+	}
+	return Metrics{goal: f}, nil
+}

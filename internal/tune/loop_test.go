@@ -1,0 +1,139 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/doctor"
+)
+
+// stateMeasurer derives metrics from the files of the tree, with a little
+// spread that differs per call, so the paired test has noise to see through.
+func stateMeasurer(t *testing.T, s *System) Measurer {
+	n := 0
+	return func(context.Context) (Metrics, error) {
+		n++
+		jitter := float64(n%3) * 0.5
+		m := Metrics{MetricThroughput: 100 + jitter, MetricCPU: 1 + jitter/100}
+		if strings.TrimSpace(s.mustRead(t, rps)) == "3" {
+			m[MetricThroughput] += 50 // RPS helps
+		}
+		if strings.TrimSpace(s.mustRead(t, "/sys/class/net/eth9/threaded")) == "1" {
+			m[MetricThroughput] -= 20 // threaded hurts here
+		}
+		if strings.TrimSpace(s.mustRead(t, "/proc/sys/net/core/netdev_budget")) == "600" {
+			m[MetricThroughput] += 10 // helps throughput, costs CPU
+			m[MetricCPU] += 1
+		}
+		return m, nil
+	}
+}
+
+func TestLoopKeepsOnlyWhatHelps(t *testing.T) {
+	s := tree(t)
+	tu := newTuner(t, s)
+	acts := []doctor.Action{
+		rpsAction("3"),
+		{ID: "threaded/eth9", Kind: doctor.KindSysfs, Device: "eth9", Target: "/sys/class/net/eth9/threaded", Value: "1"},
+		{ID: "budget/host", Kind: doctor.KindSysctl, Target: "net.core.netdev_budget", Value: "600"},
+		rpsAction("3"),
+	}
+	trials, err := tu.Loop(context.Background(), acts, LoopConfig{Goal: "throughput", Pairs: 3, Measure: stateMeasurer(t, s)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"kept", "reverted", "reverted", "already"}
+	for i, tr := range trials {
+		if tr.Verdict != want[i] {
+			t.Errorf("%s: %s (%s), want %s", tr.Action.ID, tr.Verdict, tr.Reason, want[i])
+		}
+	}
+	if !strings.Contains(trials[2].Reason, MetricCPU) {
+		t.Errorf("budget was not reverted for its CPU cost: %s", trials[2].Reason)
+	}
+	if trials[0].Goal == nil || trials[0].Goal.Ratio < 1.4 || len(trials[0].Goal.PairRatios) != 3 {
+		t.Errorf("rps goal delta: %+v", trials[0].Goal)
+	}
+	for p, want := range map[string]string{rps: "3", "/sys/class/net/eth9/threaded": "0\n", "/proc/sys/net/core/netdev_budget": "300\n"} {
+		if got := s.mustRead(t, p); got != want {
+			t.Errorf("%s after the loop: %q, want %q", p, got, want)
+		}
+	}
+	st := StatusOf(context.Background(), s, tu.Store.J)
+	if len(st) != 1 || !st[0].Kept || st[0].Action.ID != "rps/eth9/rx-0" {
+		t.Errorf("status after the loop: %+v", st)
+	}
+}
+
+func TestParseVerifyOutput(t *testing.T) {
+	m, err := ParseVerifyOutput([]byte("warming up\n 941.5\n"), MetricThroughput)
+	if err != nil || m[MetricThroughput] != 941.5 {
+		t.Fatalf("%v %v", m, err)
+	}
+	m, err = ParseVerifyOutput([]byte(`{"latency_p99_ms": 2.5, "throughput_mbit": 10}`), MetricThroughput)
+	if err != nil || m[MetricLatencyP99] != 2.5 || m[MetricThroughput] != 10 {
+		t.Fatalf("%v %v", m, err)
+	}
+	for _, bad := range []string{"", "fast", `{"x":1}`, `{"throughput_mbit":"a"}`, "NaN"} {
+		if _, err := ParseVerifyOutput([]byte(bad), MetricThroughput); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+func FuzzParseVerifyOutput(f *testing.F) {
+	f.Add([]byte("12.5\n"))
+	f.Add([]byte(`{"throughput_mbit": 1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ParseVerifyOutput(b, MetricThroughput)
+		if err == nil && len(m) == 0 {
+			t.Fatal("no error and no metric")
+		}
+	})
+}
+
+// Noise that scales with the value: the same 1.5x in every pair, at very
+// different levels, is a consistent gain.
+func TestJudgeOnRatios(t *testing.T) {
+	d := judge(MetricThroughput, []float64{100, 1000, 3000}, []float64{151, 1490, 4520})
+	if !d.Better || d.Worse || d.P >= Alpha {
+		t.Fatalf("%+v: want a significant gain", d)
+	}
+	d = judge(MetricLatencyP99, []float64{1, 2, 3}, []float64{2, 4.1, 5.9})
+	if !d.Worse || d.Better {
+		t.Fatalf("%+v: doubled latency not worse", d)
+	}
+}
+
+// Ctrl-C in the middle of an action's pairs: the action is reverted, and
+// an action that failed before its first apply is no error of its own.
+func TestLoopInterruptedReverts(t *testing.T) {
+	s := tree(t)
+	tu := newTuner(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	inner := stateMeasurer(t, s)
+	n := 0
+	measure := func(c context.Context) (Metrics, error) {
+		n++
+		if n == 4 { // pair 2, without it: the action was applied once
+			cancel()
+			return nil, c.Err()
+		}
+		return inner(c)
+	}
+	trials, err := tu.Loop(ctx, []doctor.Action{rpsAction("3")}, LoopConfig{Goal: "throughput", Pairs: 3, Measure: measure})
+	if err == nil || len(trials) != 1 || trials[0].Verdict != "reverted" {
+		t.Fatalf("trials %+v, err %v", trials, err)
+	}
+	if got := s.mustRead(t, rps); got != "00000000\n" {
+		t.Fatalf("rps_cpus after an interrupted loop: %q", got)
+	}
+	failing := func(context.Context) (Metrics, error) { return nil, errors.New("no load") }
+	fresh := doctor.Action{ID: "threaded/eth9", Kind: doctor.KindSysfs, Device: "eth9", Target: "/sys/class/net/eth9/threaded", Value: "1"}
+	_, err = tu.Loop(context.Background(), []doctor.Action{fresh}, LoopConfig{Goal: "throughput", Pairs: 2, Measure: failing})
+	if err == nil || strings.Contains(err.Error(), "no change with id") {
+		t.Fatalf("a measurement failing before the first apply: %v", err)
+	}
+}

@@ -1,0 +1,244 @@
+package tune
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/cpumask"
+	"github.com/wirespeed/wirespeed/internal/doctor"
+)
+
+// Persist files, relative to the root they are written under.
+const (
+	PersistUdev    = "/etc/udev/rules.d/90-wirespeed-tune.rules"
+	PersistSysctl  = "/etc/sysctl.d/90-wirespeed-tune.conf"
+	PersistScript  = "/usr/local/lib/wirespeed/tune-boot.sh"
+	PersistUnit    = "/etc/systemd/system/wirespeed-tune.service"
+	PersistWants   = "/etc/systemd/system/multi-user.target.wants/wirespeed-tune.service"
+	persistMark    = "# Written by 'wirespeed tune persist'; 'wirespeed tune persist --remove' removes it."
+	manifestName   = "persist.json"
+	manifestFormat = 1
+)
+
+// Manifest is the list of files persist wrote, kept in the state directory.
+type Manifest struct {
+	Version int      `json:"version"`
+	Root    string   `json:"root"`
+	Files   []string `json:"files"`
+}
+
+// PersistPlan is what persist writes: file -> content ("" for the unit's
+// symlink), and what it cannot make permanent.
+type PersistPlan struct {
+	Files   map[string]string `json:"files"`
+	Skipped []string          `json:"skipped,omitempty"`
+}
+
+func udevQuote(s string) string { return strings.ReplaceAll(s, `"`, `\"`) }
+
+// udevMatch is how a rule finds the device again after a re-plug: its MAC,
+// which a USB NIC keeps; without one, its name.
+func udevMatch(e Entry) string {
+	if e.MAC != "" && e.MAC != "00:00:00:00:00:00" {
+		return fmt.Sprintf(`ACTION=="add", SUBSYSTEM=="net", ATTR{address}=="%s"`, udevQuote(e.MAC))
+	}
+	return fmt.Sprintf(`ACTION=="add", SUBSYSTEM=="net", KERNEL=="%s"`, udevQuote(e.Action.Device))
+}
+
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// PlanPersist turns the applied entries of j into files: sysfs knobs of a
+// device as udev ATTR assignments matched on its MAC, ethtool features and
+// the root qdisc as udev RUN, net.* sysctls in sysctl.d, IRQ affinity,
+// governors and other sysfs files in a oneshot unit's script.
+func PlanPersist(j *Journal) PersistPlan {
+	p := PersistPlan{Files: map[string]string{}}
+	var udev, sysctl, boot []string
+	for _, e := range j.Entries {
+		if e.State != StateApplied {
+			continue
+		}
+		a := e.Action
+		switch a.Kind {
+		case doctor.KindSysfs:
+			prefix := "/sys/class/net/" + a.Device + "/"
+			if a.Device != "" && strings.HasPrefix(a.Target, prefix) {
+				udev = append(udev, fmt.Sprintf(`%s, ATTR{%s}="%s"`, udevMatch(e), strings.TrimPrefix(a.Target, prefix), udevQuote(a.Value)))
+			} else {
+				boot = append(boot, fmt.Sprintf("echo %s > %s", shQuote(a.Value), shQuote(a.Target)))
+			}
+		case doctor.KindEthtool:
+			udev = append(udev, fmt.Sprintf(`%s, RUN+="/usr/sbin/ethtool -K $name %s %s"`, udevMatch(e), a.Target, a.Value))
+		case doctor.KindQdisc:
+			udev = append(udev, fmt.Sprintf(`%s, RUN+="/usr/sbin/tc qdisc replace dev $name root %s"`, udevMatch(e), a.Value))
+		case doctor.KindSysctl:
+			sysctl = append(sysctl, fmt.Sprintf("%s = %s", a.Target, a.Value))
+		case doctor.KindIRQAffinity:
+			boot = append(boot, fmt.Sprintf("echo %s > /proc/irq/%s/smp_affinity_list", shQuote(a.Value), a.Target))
+		case doctor.KindGovernor:
+			cpus, _ := cpumask.ParseList(a.Target)
+			for _, c := range cpus {
+				boot = append(boot, fmt.Sprintf("echo %s > %s", shQuote(a.Value), govPath(c)))
+			}
+		case doctor.KindNAPI:
+			p.Skipped = append(p.Skipped, a.ID+": NAPI ids change with every boot and re-plug; not made permanent")
+		}
+	}
+	if len(udev) > 0 {
+		p.Files[PersistUdev] = persistMark + "\n" + strings.Join(udev, "\n") + "\n"
+	}
+	if len(sysctl) > 0 {
+		p.Files[PersistSysctl] = persistMark + "\n" + strings.Join(sysctl, "\n") + "\n"
+	}
+	if len(boot) > 0 {
+		p.Files[PersistScript] = "#!/bin/sh\n" + persistMark + "\n" + strings.Join(boot, "\n") + "\n"
+		p.Files[PersistUnit] = persistMark + `
+[Unit]
+Description=wirespeed tune: IRQ affinity and other boot-time settings
+After=network-pre.target
+
+[Service]
+Type=oneshot
+ExecStart=/bin/sh ` + PersistScript + `
+
+[Install]
+WantedBy=multi-user.target
+`
+		p.Files[PersistWants] = "" // symlink to the unit
+	}
+	return p
+}
+
+func loadManifest(stateDir string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(stateDir, manifestName))
+	if errors.Is(err, os.ErrNotExist) {
+		return &Manifest{Version: manifestFormat}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil || m.Version != manifestFormat {
+		return nil, fmt.Errorf("%s cannot be read (%v): remove the files it lists by hand, then remove it", filepath.Join(stateDir, manifestName), err)
+	}
+	return &m, nil
+}
+
+func ours(path string) bool {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		t, _ := os.Readlink(path)
+		return t == "../wirespeed-tune.service"
+	}
+	b, err := os.ReadFile(path)
+	return err == nil && strings.Contains(string(b), persistMark)
+}
+
+// WritePersist writes plan under root and records every file in the state
+// directory's manifest; files of an earlier persist that the plan no longer
+// needs are removed. A file that exists and is not wirespeed's is left alone
+// and is an error before anything is written.
+func WritePersist(root, stateDir string, p PersistPlan) ([]string, error) {
+	m, err := loadManifest(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(p.Files))
+	for f := range p.Files {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	for _, f := range names {
+		full := filepath.Join(root, f)
+		if _, err := os.Lstat(full); err == nil && !ours(full) {
+			return nil, fmt.Errorf("%s exists and was not written by wirespeed: move it aside or merge it by hand; nothing was written", full)
+		}
+	}
+	for _, f := range names {
+		full := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return nil, err
+		}
+		if f == PersistWants {
+			os.Remove(full)
+			if err := os.Symlink("../wirespeed-tune.service", full); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		mode := os.FileMode(0o644)
+		if f == PersistScript {
+			mode = 0o755
+		}
+		if err := writeDurable(full, []byte(p.Files[f]), mode); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range m.Files {
+		if _, still := p.Files[f]; !still && ours(filepath.Join(root, f)) {
+			os.Remove(filepath.Join(root, f))
+		}
+	}
+	m.Root, m.Files = root, names
+	b, _ := json.MarshalIndent(m, "", " ")
+	if err := writeDurable(filepath.Join(stateDir, manifestName), append(b, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// RemovePersist removes every file the manifest lists (if still wirespeed's)
+// and the manifest.
+func RemovePersist(root, stateDir string) ([]string, error) {
+	m, err := loadManifest(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, f := range m.Files {
+		full := filepath.Join(root, f)
+		if _, err := os.Lstat(full); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if !ours(full) {
+			errs = append(errs, fmt.Errorf("%s was changed by someone else (no wirespeed mark): left in place", full))
+			continue
+		}
+		if err := os.Remove(full); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, f)
+	}
+	if len(errs) == 0 {
+		if err := os.Remove(filepath.Join(stateDir, manifestName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+func writeDurable(path string, b []byte, mode os.FileMode) error {
+	tmp := path + ".wirespeed-tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

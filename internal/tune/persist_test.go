@@ -1,0 +1,89 @@
+package tune
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/doctor"
+)
+
+func TestPersistWritesAndRemoves(t *testing.T) {
+	s := tree(t)
+	tu := newTuner(t, s)
+	ctx := context.Background()
+	s.writeFile("/proc/irq/42/effective_affinity_list", "2\n")
+	for _, a := range []doctor.Action{
+		rpsAction("3"),
+		{ID: "budget/host", Kind: doctor.KindSysctl, Target: "net.core.netdev_budget", Value: "600"},
+		{ID: "irq/eth9/42", Kind: doctor.KindIRQAffinity, Device: "eth9", Target: "42", Value: "2"},
+	} {
+		if o, err := tu.Apply(ctx, a); err != nil || o.State != StateApplied {
+			t.Fatalf("%s: %+v %v", a.ID, o, err)
+		}
+	}
+	// A reverted change is not made permanent.
+	thr := doctor.Action{ID: "threaded/eth9", Kind: doctor.KindSysfs, Device: "eth9", Target: "/sys/class/net/eth9/threaded", Value: "1"}
+	tu.Apply(ctx, thr)
+	tu.Revert(ctx, []string{thr.ID}, false)
+
+	root := t.TempDir()
+	plan := PlanPersist(tu.Store.J)
+	files, err := WritePersist(root, tu.Store.Dir, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(f string) string {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	udev := read(PersistUdev)
+	if !strings.Contains(udev, `ATTR{address}=="02:00:00:00:00:09", ATTR{queues/rx-0/rps_cpus}="3"`) || strings.Contains(udev, "threaded") {
+		t.Errorf("udev rules:\n%s", udev)
+	}
+	if got := read(PersistSysctl); !strings.Contains(got, "net.core.netdev_budget = 600") {
+		t.Errorf("sysctl.d:\n%s", got)
+	}
+	if got := read(PersistScript); !strings.Contains(got, "echo '2' > /proc/irq/42/smp_affinity_list") {
+		t.Errorf("boot script:\n%s", got)
+	}
+	if l, err := os.Readlink(filepath.Join(root, PersistWants)); err != nil || l != "../wirespeed-tune.service" {
+		t.Errorf("unit not enabled: %q %v", l, err)
+	}
+	removed, err := RemovePersist(root, tu.Store.Dir)
+	if err != nil || len(removed) != len(files) {
+		t.Fatalf("remove: %v %v (wrote %v)", removed, err, files)
+	}
+	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			t.Errorf("left behind: %s", p)
+		}
+		return nil
+	})
+	if _, err := os.Stat(filepath.Join(tu.Store.Dir, manifestName)); !os.IsNotExist(err) {
+		t.Error("manifest left behind")
+	}
+}
+
+func TestPersistLeavesForeignFiles(t *testing.T) {
+	s := tree(t)
+	tu := newTuner(t, s)
+	if _, err := tu.Apply(context.Background(), rpsAction("3")); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	foreign := filepath.Join(root, PersistUdev)
+	os.MkdirAll(filepath.Dir(foreign), 0o755)
+	os.WriteFile(foreign, []byte("# mine\n"), 0o644)
+	if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Store.J)); err == nil {
+		t.Fatal("persist overwrote a file that is not wirespeed's")
+	}
+	if b, _ := os.ReadFile(foreign); string(b) != "# mine\n" {
+		t.Fatalf("foreign file changed: %q", b)
+	}
+}

@@ -1,0 +1,425 @@
+// Package tune applies doctor's Actions to the running kernel, reads every
+// write back, and puts the old values back on request - from a journal that
+// survives a crash at any point.
+//
+// Each action kind lives in a file of its own (sysfs.go, irq.go, sysctl.go,
+// ethtool.go, qdisc.go, governor.go, napi.go) and implements knob: read the
+// state to record, apply the action's value, tell from a read-back whether
+// the kernel took it, restore a recorded state.
+//
+// Every write follows the same order: the old value goes into the journal
+// (journal.go: temporary file, fsync, rename, fsync of the directory)
+// before the kernel is touched; a lock file keeps two tunes apart. A crash
+// therefore leaves at worst a "pending" entry whose old value revert writes
+// back, which is harmless if the new value never landed.
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/wirespeed/wirespeed/internal/doctor"
+)
+
+// System is the kernel tune talks to. Root prefixes every /sys and /proc
+// path ("" or "/" for the live host; tests use a directory of plain files
+// for the file-backed kinds). Run executes ethtool(8) and tc(8).
+type System struct {
+	Root string
+	Run  func(ctx context.Context, argv ...string) ([]byte, error)
+}
+
+// Live is the running host.
+func Live() *System { return &System{Root: "/"} }
+
+func (s *System) path(p string) string {
+	if s.Root == "" || s.Root == "/" {
+		return p
+	}
+	return filepath.Join(s.Root, p)
+}
+
+func (s *System) readFile(p string) (string, error) {
+	b, err := os.ReadFile(s.path(p))
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// writeFile writes v to an existing kernel file (never creates one).
+func (s *System) writeFile(p, v string) error {
+	f, err := os.OpenFile(s.path(p), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteString(v)
+	cerr := f.Close()
+	if werr != nil {
+		return werr
+	}
+	return cerr
+}
+
+func (s *System) run(ctx context.Context, argv ...string) ([]byte, error) {
+	if s.Run != nil {
+		return s.Run(ctx, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// A tool must not outlive a killed tune and write after its revert.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// knob is one action kind.
+type knob interface {
+	// check rejects a malformed action before anything is touched.
+	check(a doctor.Action) error
+	// read returns the state to record, exactly as the kernel shows it.
+	read(ctx context.Context, s *System, a doctor.Action) (string, error)
+	// apply sets a.Value.
+	apply(ctx context.Context, s *System, a doctor.Action) error
+	// took says whether state (from read after apply) shows a.Value in
+	// force; if not, why.
+	took(a doctor.Action, state string) (bool, string)
+	// restore puts a recorded state back.
+	restore(ctx context.Context, s *System, a doctor.Action, old string) error
+}
+
+// verifier is a knob with a second look after the read-back (the IRQ
+// kind's effective affinity).
+type verifier interface {
+	verify(s *System, a doctor.Action) (bool, string)
+}
+
+var knobs = map[string]knob{}
+
+func registerKnob(kind string, k knob) { knobs[kind] = k }
+
+// Kinds lists the action kinds this build can apply.
+func Kinds() []string {
+	var out []string
+	for k := range knobs {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Check validates an action without touching anything.
+func Check(a doctor.Action) error {
+	k, ok := knobs[a.Kind]
+	if !ok {
+		return fmt.Errorf("action %s: unknown kind %q", a.ID, a.Kind)
+	}
+	if a.ID == "" {
+		return fmt.Errorf("action without an id (kind %s, target %s)", a.Kind, a.Target)
+	}
+	if err := k.check(a); err != nil {
+		return fmt.Errorf("action %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// Outcome is what one apply or revert did.
+type Outcome struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Device string `json:"device,omitempty"`
+	Target string `json:"target"`
+	Old    string `json:"old"`
+	Want   string `json:"want"`
+	Got    string `json:"got"`
+	// State: applied, already (nothing to do), refused, failed, reverted, gone.
+	State string `json:"state"`
+	Note  string `json:"note,omitempty"`
+}
+
+// ErrGone is matched when the device an action is about has vanished.
+var ErrGone = errors.New("device is gone")
+
+// Tuner applies and reverts actions through a Store.
+type Tuner struct {
+	Sys   *System
+	Store *Store
+	// Netns is this process's network namespace ("net:[N]").
+	Netns string
+	// BeforeWrite, if set, is called after the journal has recorded an
+	// entry and before the kernel is written (tests use it to stop there).
+	BeforeWrite func(a doctor.Action)
+}
+
+// New opens the journal in dir (taking the lock) for sys.
+func New(dir string, sys *System) (*Tuner, error) {
+	st, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	ns, _ := os.Readlink("/proc/self/ns/net")
+	return &Tuner{Sys: sys, Store: st, Netns: ns}, nil
+}
+
+// Close releases the journal's lock.
+func (t *Tuner) Close() error { return t.Store.Close() }
+
+func trim(s string) string { return strings.TrimRight(s, "\n") }
+
+// identify returns the device's ifindex and MAC, or ErrGone.
+func (s *System) identify(dev string) (int, string, error) {
+	if dev == "" {
+		return 0, "", nil
+	}
+	if strings.ContainsAny(dev, "/") || dev == "." || dev == ".." {
+		return 0, "", fmt.Errorf("device name %q is not a network device name", dev)
+	}
+	b, err := s.readFile("/sys/class/net/" + dev + "/ifindex")
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, "", fmt.Errorf("%s: %w", dev, ErrGone)
+		}
+		return 0, "", err
+	}
+	idx, err := strconv.Atoi(strings.TrimSpace(b))
+	if err != nil {
+		return 0, "", fmt.Errorf("%s: ifindex %q: %w", dev, b, err)
+	}
+	mac, _ := s.readFile("/sys/class/net/" + dev + "/address")
+	return idx, strings.TrimSpace(mac), nil
+}
+
+// Apply makes one change: journal the old value, write, read back. A value
+// the kernel refused or rejected is put back at once, and the error says so.
+func (t *Tuner) Apply(ctx context.Context, a doctor.Action) (Outcome, error) {
+	out := Outcome{ID: a.ID, Kind: a.Kind, Device: a.Device, Target: a.Target, Want: a.Value}
+	if err := Check(a); err != nil {
+		return out, err
+	}
+	k := knobs[a.Kind]
+	idx, mac, err := t.Sys.identify(a.Device)
+	if err != nil {
+		return out, fmt.Errorf("action %s: %w", a.ID, err)
+	}
+	cur, err := k.read(ctx, t.Sys, a)
+	if err != nil {
+		return out, fmt.Errorf("action %s: read %s: %w", a.ID, a.Target, err)
+	}
+	out.Old, out.Got = cur, cur
+	e := Entry{Action: a, Old: cur, State: StatePending, Netns: t.Netns, Ifindex: idx, MAC: mac}
+	prev := t.Store.active(e.key())
+	if ok, _ := k.took(a, cur); ok {
+		out.State = "already"
+		if prev >= 0 {
+			out.Old = t.Store.J.Entries[prev].Old
+		}
+		return out, nil
+	}
+	if prev >= 0 {
+		// Keep the value from before wirespeed's first change.
+		e.Old = t.Store.J.Entries[prev].Old
+		out.Old = e.Old
+		t.Store.J.Entries[prev].State = StateSuperseded
+	}
+	i := t.Store.add(e)
+	if err := t.Store.Save(); err != nil {
+		return out, err // nothing written to the kernel
+	}
+	if t.BeforeWrite != nil {
+		t.BeforeWrite(a)
+	}
+	ent := &t.Store.J.Entries[i]
+	werr := k.apply(ctx, t.Sys, a)
+	got, rerr := k.read(ctx, t.Sys, a)
+	out.Got = got
+	ent.Got = got
+	switch {
+	case werr == nil && rerr == nil:
+		ok, why := k.took(a, got)
+		if v, has := k.(verifier); ok && has {
+			ok, why = v.verify(t.Sys, a)
+		}
+		if ok {
+			ent.State, out.State = StateApplied, StateApplied
+			return out, t.Store.Save()
+		}
+		ent.Note = "refused: " + why
+	case werr != nil:
+		ent.Note = "rejected: " + werr.Error()
+	default:
+		ent.Note = "read-back failed: " + rerr.Error()
+	}
+	// Not applied as asked: put the old value back, then record the end.
+	if got != ent.Old || rerr != nil {
+		err = k.restore(context.WithoutCancel(ctx), t.Sys, a, ent.Old)
+	}
+	if err != nil {
+		ent.Note += "; restoring the old value failed: " + err.Error()
+		_ = t.Store.Save() // stays pending: revert tries again
+		return out, fmt.Errorf("action %s: %s (journal keeps the old value %q for 'tune revert')", a.ID, ent.Note, trim(ent.Old))
+	}
+	if werr != nil {
+		ent.State, out.State = StateFailed, StateFailed
+	} else {
+		ent.State, out.State = StateRefused, StateRefused
+	}
+	out.Note = ent.Note
+	if prev >= 0 {
+		// The earlier change is undone too: old is the original value.
+		t.Store.J.Entries[prev].Note = "undone when " + a.ID + " was " + ent.State
+	}
+	if err := t.Store.Save(); err != nil {
+		return out, err
+	}
+	if werr != nil {
+		return out, fmt.Errorf("action %s: the kernel rejected %q for %s: %v; the old value is in place", a.ID, a.Value, a.Target, werr)
+	}
+	return out, nil
+}
+
+// Revert puts back the old value of every active entry whose action ID is
+// in ids (all active entries when all is set), newest first. Unknown ids
+// are an error before anything is touched.
+func (t *Tuner) Revert(ctx context.Context, ids []string, all bool) ([]Outcome, error) {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = false
+	}
+	var idx []int
+	for i := len(t.Store.J.Entries) - 1; i >= 0; i-- {
+		e := &t.Store.J.Entries[i]
+		if _, ok := want[e.Action.ID]; ok || all {
+			want[e.Action.ID] = true
+			if e.Active() {
+				idx = append(idx, i)
+			}
+		}
+	}
+	var unknown []string
+	for _, id := range ids {
+		if !want[id] {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, &UnknownIDError{IDs: unknown}
+	}
+	var outs []Outcome
+	var errs []error
+	for _, i := range idx {
+		o, err := t.revertEntry(ctx, i)
+		outs = append(outs, o)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return outs, errors.Join(errs...)
+}
+
+// UnknownIDError names action ids the journal does not have.
+type UnknownIDError struct{ IDs []string }
+
+func (e *UnknownIDError) Error() string {
+	return fmt.Sprintf("no change with id %s in the journal (see 'wirespeed tune status')", strings.Join(e.IDs, ", "))
+}
+
+func (t *Tuner) revertEntry(ctx context.Context, i int) (Outcome, error) {
+	e := &t.Store.J.Entries[i]
+	a := e.Action
+	out := Outcome{ID: a.ID, Kind: a.Kind, Device: a.Device, Target: a.Target, Old: e.Old, Want: e.Old}
+	if e.Netns != "" && t.Netns != "" && e.Netns != t.Netns {
+		return out, fmt.Errorf("%s was changed in network namespace %s, this is %s: run the revert there (ip netns exec NAME wirespeed tune revert)", a.ID, e.Netns, t.Netns)
+	}
+	k := knobs[a.Kind]
+	idx, mac, err := t.Sys.identify(a.Device)
+	if errors.Is(err, ErrGone) {
+		e.State, out.State = StateGone, StateGone
+		e.Note = fmt.Sprintf("%s (ifindex %d, MAC %s) is gone; its %s was %q before wirespeed changed it, and a device that comes back starts from its driver's defaults", a.Device, e.Ifindex, e.MAC, a.Target, trim(e.Old))
+		out.Note = e.Note
+		return out, t.Store.Save()
+	}
+	if err != nil {
+		return out, err
+	}
+	if a.Device != "" && (idx != e.Ifindex || (e.MAC != "" && mac != e.MAC)) {
+		out.Note = fmt.Sprintf("%s was re-plugged or replaced (ifindex %d -> %d, MAC %s -> %s); writing the recorded value to the new one", a.Device, e.Ifindex, idx, e.MAC, mac)
+	}
+	if now, err := k.read(ctx, t.Sys, a); err == nil && now == e.Old {
+		// Never changed (a crash before the write) or already back.
+		e.State, out.State, out.Got = StateReverted, StateReverted, now
+		return out, t.Store.Save()
+	}
+	if err := k.restore(ctx, t.Sys, a, e.Old); err != nil {
+		if _, _, gerr := t.Sys.identify(a.Device); errors.Is(gerr, ErrGone) {
+			e.State, out.State = StateGone, StateGone
+			e.Note = a.Device + " vanished while it was being restored"
+			out.Note = e.Note
+			return out, t.Store.Save()
+		}
+		out.State = "failed"
+		return out, fmt.Errorf("revert %s: %w (still in the journal; try again)", a.ID, err)
+	}
+	got, err := k.read(ctx, t.Sys, a)
+	out.Got = got
+	if err != nil {
+		out.State = "failed"
+		return out, fmt.Errorf("revert %s: read-back: %w", a.ID, err)
+	}
+	if got != e.Old {
+		out.State = "failed"
+		return out, fmt.Errorf("revert %s: wrote %q back but the kernel shows %q (still in the journal)", a.ID, trim(e.Old), trim(got))
+	}
+	e.State, out.State = StateReverted, StateReverted
+	return out, t.Store.Save()
+}
+
+// Status is one active change with what the kernel shows now.
+type Status struct {
+	Entry
+	Now string `json:"now"`
+	// InForce: the kernel still shows the applied value.
+	InForce bool   `json:"in_force"`
+	Problem string `json:"problem,omitempty"`
+}
+
+// StatusOf reads the current value of every active entry of j.
+func StatusOf(ctx context.Context, s *System, j *Journal) []Status {
+	var out []Status
+	for _, e := range j.Entries {
+		if !e.Active() {
+			continue
+		}
+		st := Status{Entry: e}
+		k := knobs[e.Action.Kind]
+		if idx, _, err := s.identify(e.Action.Device); err != nil {
+			st.Problem = err.Error()
+		} else if e.Action.Device != "" && idx != e.Ifindex {
+			st.Problem = fmt.Sprintf("%s has a new ifindex (%d, was %d): re-plugged", e.Action.Device, idx, e.Ifindex)
+		} else if now, err := k.read(ctx, s, e.Action); err != nil {
+			st.Problem = err.Error()
+		} else {
+			st.Now = now
+			st.InForce, _ = k.took(e.Action, now)
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Read returns an action's target's current state (for plan), without the journal.
+func Read(ctx context.Context, s *System, a doctor.Action) (string, error) {
+	if err := Check(a); err != nil {
+		return "", err
+	}
+	return knobs[a.Kind].read(ctx, s, a)
+}
