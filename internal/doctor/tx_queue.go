@@ -115,8 +115,16 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 		if !unused && tx > 0 && (d.Link.Qdisc == "pfifo_fast" || d.Link.Qdisc == "noqueue") {
 			a := Action{ID: "qdisc:" + d.Name, Kind: KindQdisc, Device: d.Name, Target: "root", Value: "fq_codel",
 				Command: fmt.Sprintf("tc qdisc replace dev %s root fq_codel", d.Name)}
+			var unchecked []string
+			if def, _ := sysctl(in.Snap, "net.core.default_qdisc"); def != "fq_codel" {
+				// The default qdisc is the one sign in a snapshot that the
+				// kernel has fq_codel; some kernels are built without it.
+				unchecked = append(unchecked, "whether this kernel has fq_codel (default_qdisc is "+def+
+					"): tc answers \"Unknown qdisc\" where it lacks it, and tune reverts")
+			}
 			out = append(out, Finding{
-				ID: "qdisc-fifo", Severity: Info, Impact: 15, Devices: []string{d.Name},
+				Unchecked: unchecked,
+				ID:        "qdisc-fifo", Severity: Info, Impact: 15, Devices: []string{d.Name},
 				Title:    fmt.Sprintf("%s: root qdisc %s (a FIFO) on a device that queues with BQL", d.Name, d.Link.Qdisc),
 				Evidence: []Evidence{snapEv(devField(d, "link.qdisc"), "%s", d.Link.Qdisc)},
 				Why: "with BQL the standing queue moves into the qdisc; a FIFO there lets a bulk flow delay every other packet by the whole backlog, " +
