@@ -449,7 +449,7 @@ func qemuArgs(name string, k *Kernel, initrd, accel string, cpus, memMB int, con
 		// instructions (shift=auto adapts the ns per instruction) and idle
 		// time is skipped, so host load slows a run but does not change
 		// what the guest measures
-		a = append(a, "-accel", "tcg,thread=single", "-cpu", "max", "-icount", "shift=auto,sleep=off")
+		a = append(a, "-accel", "tcg,thread=single", "-cpu", "max", "-icount", "shift=0,sleep=off")
 	default:
 		a = append(a, "-accel", "tcg,thread=multi", "-cpu", "max")
 	}
