@@ -446,7 +446,8 @@ func qemuArgs(name string, k *Kernel, initrd, accel string, cpus, memMB int, con
 		a = append(a, "-accel", "tcg,thread=single", "-cpu", "max")
 	case "tcg-icount":
 		// deterministic: one TCG thread, the guest's clock counts
-		// instructions (shift=auto adapts the ns per instruction) and idle
+		// instructions (shift=0: 1 ns each, so the emulated CPU is fast
+		// in guest time and a capped bus, not the CPU, limits) and idle
 		// time is skipped, so host load slows a run but does not change
 		// what the guest measures
 		a = append(a, "-accel", "tcg,thread=single", "-cpu", "max", "-icount", "shift=0,sleep=off")
