@@ -8,7 +8,7 @@
 # Both variants run with the lab's rate-capped dummy_hcd (build.sh
 # --lab-bus): STOCK_MODS holds it with the stock usbnet (build.sh
 # --no-series --lab-bus), OURS_MODS with ours. ACCEL (default tcg-icount)
-# and SPEED (default super) can be changed. Before each run the host's top
+# SPEED (default super) and TIMEOUT (per boot, default 8m) can be changed. Before each run the host's top
 # CPU users go to NAME/host-top.txt. Summary: scripts/usbnet-marks-summary.py.
 set -u
 out=${1:?usage: usbnet-marks.sh OUT_DIR [REPS]}
@@ -30,20 +30,25 @@ run() { # NAME MODS ARGS...
 	{ date -u +%FT%TZ; uptime; ps -eo pcpu,pid,comm --sort=-pcpu | head -n 8; } > "$out/$name/host-top.txt"
 	echo "== $name: wirespeed lab vm $* --modules-dir $mods" | tee -a "$out/runs.txt"
 	start=$(date +%s)
-	if "$ws" lab vm "$@" --accel "$accel" --modules-dir "$mods" --out "$out/$name" > "$out/$name.txt" 2>&1; then
+	if "$ws" lab vm "$@" --accel "$accel" --timeout "${TIMEOUT:-8m}" --modules-dir "$mods" --out "$out/$name" > "$out/$name.txt" 2>&1; then
 		echo "   ok in $(($(date +%s) - start)) s" | tee -a "$out/runs.txt"
 	else
 		echo "   FAILED: $(tail -n 1 "$out/$name.txt")" | tee -a "$out/runs.txt"
 	fi
 }
-i=1
-while [ "$i" -le "$n" ]; do
-	for v in stock ours; do
-		eval "mods=\$$v"
-		run "bql-$v-$i" "$mods" bql -t 8s -P 2 --speed "$speed" --bus-rate "$rate" --direction send \
-			--bench-args '--probe-interval 20ms'
-		run "rx-$v-$i" "$mods" usb-gadget -t 8s -P 2 --speed "$speed" --bus-rate "$rate" --direction receive
+# all bql pairs first, then the receive pairs
+for s in bql rx; do
+	i=1
+	while [ "$i" -le "$n" ]; do
+		for v in stock ours; do
+			eval "mods=\$$v"
+			case $s in
+			bql) run "bql-$v-$i" "$mods" bql -t 8s -P 2 --speed "$speed" --bus-rate "$rate" --direction send \
+				--bench-args '--probe-interval 20ms' ;;
+			rx) run "rx-$v-$i" "$mods" usb-gadget -t 8s -P 2 --speed "$speed" --bus-rate "$rate" --direction receive ;;
+			esac
+		done
+		i=$((i + 1))
 	done
-	i=$((i + 1))
 done
 python3 "$(dirname "$0")/usbnet-marks-summary.py" "$out" | tee "$out/summary.txt"

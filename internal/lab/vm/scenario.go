@@ -318,8 +318,11 @@ fi
 	if bql {
 		// A prio qdisc on the usbnet device: the probe goes to band 0 by its
 		// TOS (EF), the load to band 1; without BQL the driver's own queue
-		// (up to 60 URBs) sits below the qdisc and adds the latency.
-		b.WriteString(`/sbin/tc qdisc replace dev "$HIF" root prio || ws note "tc prio failed"
+		// (up to 60 URBs) sits below the qdisc and adds the latency. EF
+		// (0xb8) gives skb->priority 4 (TC_PRIO_INTERACTIVE_BULK), which
+		// prio's default priomap puts in band 1 with the bulk load: the
+		// priomap here sends priority 4 to band 0.
+		b.WriteString(`/sbin/tc qdisc replace dev "$HIF" root handle 1: prio bands 3 priomap 1 2 2 2 0 2 0 0 1 1 1 1 1 1 1 1 || fail "tc prio failed"
 /sbin/tc -s qdisc show dev "$HIF" > /results/qdisc-before.txt 2>&1
 for q in /sys/class/net/$HIF/queues/tx-*/byte_queue_limits; do echo "$q limit=$(cat $q/limit) inflight=$(cat $q/inflight)"; done >> /results/facts.txt
 `)
