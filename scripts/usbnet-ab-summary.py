@@ -8,7 +8,7 @@ softirq per 100 Mbit/s."""
 import json,glob,os,re,statistics as st,sys
 d=sys.argv[1]
 reps=sorted({int(m.group(1)) for p in glob.glob(f'{d}/*-*-*/') for m in [re.search(r'-(\d+)/$',p)] if m})
-variants=[v for v in ('ours','ours-softirq') if glob.glob(f'{d}/*-{v}-*/')]
+variants=[v for v in ('ours','ours-softirq','ours-threaded') if glob.glob(f'{d}/*-{v}-*/')]
 def load(p):
     try: return json.load(open(p))
     except Exception: return None

@@ -36,7 +36,8 @@ Scenarios (wirespeed lab vm list):
   bql         the NCM link (super speed) with a prio qdisc and an EF probe
   wireguard   --tunnels N WireGuard tunnels between two guest namespaces, --threaded on|off
   (usb-gadget, bql and usb-nic take --threaded on|off for the usbnet device)
-  usbnet-stress  --cycles N of rebind, link flap, MTU, module reload, suspend/resume under traffic
+  usbnet-stress  --cycles N of rebind, link flap, MTU, module reload, suspend/resume under traffic,
+              and suspend with the link down (--steps picks some)
   boot        boot, --load modules, --exec CMD
 
 Examples:
@@ -62,6 +63,8 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	streams := fs.Int("P", 2, "parallel streams (iperf3 -P)")
 	dir := fs.String("direction", "both", "send (guest device -> peer), receive, or both (two bench runs)")
 	cycles := fs.Int("cycles", 30, "usbnet-stress: disruptions to run")
+	busRate := fs.Int("bus-rate", 0, "usb-gadget, bql, usbnet-stress: cap the dummy_hcd bus at MBIT Mbit/s (needs the lab dummy_hcd in --modules-dir: kernel/usbnet/build.sh --lab-bus)")
+	steps := fs.String("steps", "", "usbnet-stress: comma list of disruptions to take in turn (default "+strings.Join(vm.StressSteps, ",")+")")
 	speed := fs.String("speed", "", "dummy_hcd link speed for usb-gadget and bql: super (default), high or full")
 	tunnels := fs.Int("tunnels", 4, "wireguard: tunnels (one iperf3 flow each)")
 	threaded := fs.String("threaded", "", "threaded NAPI on or off for the device under test (usb-gadget, bql, usb-nic) or the WireGuard devices (default: the kernel's)")
@@ -81,7 +84,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	timeout := fs.String("timeout", "0", "hard limit for the guest (0: estimated from the scenario)")
 	cpus := fs.Int("cpus", 2, "vCPUs")
 	mem := fs.Int("mem", 1024, "guest memory in MB")
-	accel := fs.String("accel", "auto", "auto (KVM when it works, else TCG), kvm, tcg or tcg-single (slower; no text-patching races)")
+	accel := fs.String("accel", "auto", "auto (KVM when it works, else TCG), kvm, tcg, tcg-single (slower; no text-patching races) or tcg-icount (tcg-single with -icount shift=0,sleep=off: host load does not skew the guest's clock)")
 	appendArgs := fs.String("append", "", "extra kernel command line, e.g. 'watchdog_thresh=2'")
 	raw := fs.Bool("raw-iperf3", false, "run iperf3 -J in the guest instead of wirespeed bench")
 	noPin := fs.Bool("no-pin-tracepoints", false, "do not enable observe's tracepoints at boot (they are, to avoid kernel text patching under load; see docs)")
@@ -108,7 +111,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	cfg := vm.Config{
-		Options: vm.Options{Scenario: pos[0], Duration: d, Streams: *streams, Direction: *dir, Speed: *speed, Cycles: *cycles, Tunnels: *tunnels, Threaded: *threaded,
+		Options: vm.Options{Scenario: pos[0], Duration: d, Streams: *streams, Direction: *dir, Speed: *speed, Cycles: *cycles, Steps: splitList(*steps), BusRate: *busRate, Tunnels: *tunnels, Threaded: *threaded,
 			Load: loads, Exec: *exe, RawIperf3: *raw, NoPin: *noPin, BenchArgs: strings.Fields(*benchArgs)},
 		CacheDir: *cache, KernelRelease: *kver, KernelImage: *kimg, ModulesPath: *kmods, ModulesDir: *mdir,
 		Wirespeed: *wsBin, OutDir: *out, Timeout: to, CPUs: *cpus, MemMB: *mem, Accel: *accel, Append: *appendArgs,
@@ -260,4 +263,15 @@ func factDelta(f map[string]string, dir, c string) float64 {
 		return -1
 	}
 	return b - a
+}
+
+// splitList splits a comma list, dropping empty items ("" -> nil).
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

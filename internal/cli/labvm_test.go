@@ -23,6 +23,10 @@ func TestLabVMBadInput(t *testing.T) {
 		{[]string{"lab", "vm", "usb-nic", "--direction", "up"}, ExitUsage, []string{"send, receive or both"}},
 		{[]string{"lab", "vm", "usb-gadget", "--ab"}, ExitUsage, []string{"--ab needs --modules-dir"}},
 		{[]string{"lab", "vm", "usb-gadget", "-t", "soon"}, ExitUsage, []string{"not a duration"}},
+		{[]string{"lab", "vm", "usb-nic", "--bus-rate", "100"}, ExitUsage, []string{"--bus-rate is for the dummy_hcd scenarios"}},
+		{[]string{"lab", "vm", "bql", "--bus-rate", "-5"}, ExitUsage, []string{"want 1-100000 Mbit/s"}},
+		{[]string{"lab", "vm", "usbnet-stress", "--steps", "rebind,explode"}, ExitUsage, []string{`step "explode"`, "downsuspend"}},
+		{[]string{"lab", "vm", "bql", "--accel", "fast"}, ExitUsage, []string{"tcg-icount"}},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), tc.args, &out, &errb)

@@ -43,6 +43,13 @@ type Options struct {
 	NoPin bool `json:"no_pin_tracepoints,omitempty"`
 	// Cycles is the usbnet-stress scenario's number of disruptions.
 	Cycles int `json:"cycles,omitempty"`
+	// BusRate caps the dummy_hcd bus at this many Mbit/s (0: uncapped);
+	// needs the lab build of dummy_hcd in --modules-dir (kernel/usbnet
+	// build.sh --lab-bus), whose rate_mbit parameter does it.
+	BusRate int `json:"bus_rate_mbit,omitempty"`
+	// Steps are the usbnet-stress disruptions to take in turn (default
+	// StressSteps).
+	Steps []string `json:"steps,omitempty"`
 }
 
 // Scenario is one guest topology and what runs in it.
@@ -89,7 +96,7 @@ var scenarios = map[string]*Scenario{
 		Modules: func(o Options) []string {
 			return []string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs"}
 		},
-		Params:  func(o Options) map[string]string { return map[string]string{"dummy_hcd": dummyParams(o.Speed)} },
+		Params:  func(o Options) map[string]string { return map[string]string{"dummy_hcd": busParams(o, o.Speed)} },
 		Script:  func(o Options) string { return gadgetScript(o, false) },
 		MaxTime: benchTime,
 	},
@@ -99,7 +106,7 @@ var scenarios = map[string]*Scenario{
 		Modules: func(o Options) []string {
 			return []string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs", "sch_prio"}
 		},
-		Params:  func(o Options) map[string]string { return map[string]string{"dummy_hcd": dummyParams(o.Speed)} },
+		Params:  func(o Options) map[string]string { return map[string]string{"dummy_hcd": busParams(o, o.Speed)} },
 		Script:  func(o Options) string { return gadgetScript(o, true) },
 		MaxTime: benchTime,
 	},
@@ -180,6 +187,27 @@ func allModules() []string {
 	return out
 }
 
+// busParams are dummy_hcd's parameters for a speed and --bus-rate.
+func busParams(o Options, speed string) string {
+	p := dummyParams(speed)
+	if o.BusRate > 0 {
+		p += " rate_mbit=" + strconv.Itoa(o.BusRate)
+	}
+	return p
+}
+
+// busRateCheck fails the guest when --bus-rate was asked for and the
+// dummy_hcd loaded does not apply it (the stock one has no rate_mbit and
+// would only warn about the unknown parameter).
+func busRateCheck(o Options) string {
+	if o.BusRate <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(`[ "$(cat /sys/module/dummy_hcd/parameters/rate_mbit 2>/dev/null)" = %d ] || fail "--bus-rate %d: dummy_hcd has no rate_mbit=%d (give --modules-dir with the lab dummy_hcd: kernel/usbnet/build.sh --lab-bus)"
+echo "bus_rate_mbit=%d" >> /results/facts.txt
+`, o.BusRate, o.BusRate, o.BusRate, o.BusRate)
+}
+
 func dummyParams(speed string) string {
 	switch speed {
 	case "high":
@@ -244,6 +272,7 @@ func benchCalls(o Options, peer, prefix string, extra ...string) string {
 
 func gadgetScript(o Options, bql bool) string {
 	var b strings.Builder
+	b.WriteString(busRateCheck(o))
 	b.WriteString(`ws stage gadget
 G=/sys/kernel/config/usb_gadget/ws
 mkdir -p $G || fail "configfs has no usb_gadget (is libcomposite loaded?)"
@@ -289,16 +318,29 @@ fi
 	if bql {
 		// A prio qdisc on the usbnet device: the probe goes to band 0 by its
 		// TOS (EF), the load to band 1; without BQL the driver's own queue
-		// (up to 60 URBs) sits below the qdisc and adds the latency.
-		b.WriteString(`/sbin/tc qdisc replace dev "$HIF" root prio || ws note "tc prio failed"
+		// (up to 60 URBs) sits below the qdisc and adds the latency. EF
+		// (0xb8) gives skb->priority 4 (TC_PRIO_INTERACTIVE_BULK), which
+		// prio's default priomap puts in band 1 with the bulk load: the
+		// priomap here sends priority 4 to band 0.
+		b.WriteString(`/sbin/tc qdisc replace dev "$HIF" root handle 1: prio bands 3 priomap 1 2 2 2 0 2 0 0 1 1 1 1 1 1 1 1 || fail "tc prio failed"
 /sbin/tc -s qdisc show dev "$HIF" > /results/qdisc-before.txt 2>&1
 for q in /sys/class/net/$HIF/queues/tx-*/byte_queue_limits; do echo "$q limit=$(cat $q/limit) inflight=$(cat $q/inflight)"; done >> /results/facts.txt
 `)
 		extra = []string{"--tos", "ef"}
+		// Twice a second through the bench: the qdisc's backlog and BQL's
+		// limit and inflight, to see where the queue sits and DQL adapt.
+		b.WriteString(`( while :; do
+  echo "t=$(cut -d' ' -f1 /proc/uptime) $(/sbin/tc -s qdisc show dev "$HIF" | grep -o 'backlog [^ ]* [^ ]*' | head -n 1)" \
+    "limit=$(cat /sys/class/net/$HIF/queues/tx-0/byte_queue_limits/limit) inflight=$(cat /sys/class/net/$HIF/queues/tx-0/byte_queue_limits/inflight)"
+  sleep 0.5
+done ) > /results/queue-samples.txt 2>&1 &
+QSAMPLER=$!
+`)
 	}
 	b.WriteString(benchCalls(o, gadgetPeerAddr, "", extra...))
 	if bql {
-		b.WriteString(`/sbin/tc -s qdisc show dev "$HIF" > /results/qdisc-after.txt 2>&1
+		b.WriteString(`kill $QSAMPLER 2>/dev/null
+/sbin/tc -s qdisc show dev "$HIF" > /results/qdisc-after.txt 2>&1
 `)
 	}
 	return b.String()

@@ -3,6 +3,7 @@ package vm
 import (
 	_ "embed" // the guest script of usbnet-stress
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -13,17 +14,35 @@ var usbnetStress string
 
 const defaultCycles = 30
 
+// StressSteps are the usbnet-stress disruptions, run in this order (or in
+// the order --steps gives).
+var StressSteps = []string{"rebind", "linkflap", "mtu", "reload", "suspend", "downsuspend"}
+
+// checkSteps returns an error for a step usbnet-stress does not know.
+func checkSteps(steps []string) error {
+	for _, s := range steps {
+		ok := false
+		for _, k := range StressSteps {
+			ok = ok || s == k
+		}
+		if !ok {
+			return fmt.Errorf("usbnet-stress step %q: want some of %s", s, strings.Join(StressSteps, ","))
+		}
+	}
+	return nil
+}
+
 func init() {
 	scenarios["usbnet-stress"] = &Scenario{
 		Name: "usbnet-stress",
-		Summary: "--cycles N of gadget rebind, link flap, MTU change, cdc_ncm/usbnet reload and runtime suspend/resume " +
-			"(a packet sent while asleep), all under traffic, on the NCM loop at high speed",
+		Summary: "--cycles N of gadget rebind, link flap, MTU change, cdc_ncm/usbnet reload, runtime suspend/resume " +
+			"(a packet sent while asleep) under traffic, and runtime suspend with the link down, on the NCM loop at high speed",
 		Modules: func(o Options) []string {
 			return []string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs"}
 		},
 		// dummy_hcd cannot suspend a SuperSpeed port: high speed, so the
 		// suspend cycles really suspend.
-		Params:  func(o Options) map[string]string { return map[string]string{"dummy_hcd": dummyParams("high")} },
+		Params:  func(o Options) map[string]string { return map[string]string{"dummy_hcd": busParams(o, "high")} },
 		Script:  stressScript,
 		MaxTime: func(o Options) time.Duration { return time.Duration(cycles(o))*8*time.Second + time.Minute },
 		NoBench: true,
@@ -40,10 +59,14 @@ func cycles(o Options) int {
 // stressScript runs the stress in a subshell, so that its failure ends in
 // the scenario's fail (the run fails, with the reason) and not in an exit.
 func stressScript(o Options) string {
-	return fmt.Sprintf(`ws stage stress
-( N=%d; SYSTEM_SUSPEND=0
+	steps := o.Steps
+	if len(steps) == 0 {
+		steps = StressSteps
+	}
+	return busRateCheck(o) + fmt.Sprintf(`ws stage stress
+( N=%d; STEPS="%s"; SYSTEM_SUSPEND=0
 %s
 ) > /results/stress.txt 2>&1 || fail "usbnet stress: $(grep 'stress: FAIL' /results/stress.txt | head -n 1)"
 grep 'cycles done' /results/stress.txt | sed 's/^/stress_result=/' >> /results/facts.txt
-`, cycles(o), usbnetStress)
+`, cycles(o), strings.Join(steps, " "), usbnetStress)
 }

@@ -1,19 +1,23 @@
 # usbnet stress: the guest side of 'wirespeed lab vm usbnet-stress' (busybox
-# sh, after /ws/lib.sh; the scenario sets N and SYSTEM_SUSPEND), on the
-# dummy_hcd + NCM gadget loop: N cycles, each under iperf3 traffic in both
-# directions, of one disruption in turn:
+# sh, after /ws/lib.sh; the scenario sets N, STEPS and SYSTEM_SUSPEND), on
+# the dummy_hcd + NCM gadget loop: N cycles, each under iperf3 traffic in
+# both directions, of one disruption in turn (STEPS names them, in order):
 #   unbind/rebind the gadget (the host's cdc_ncm device goes and comes back),
 #   link down/up, MTU change and back, cdc_ncm unload/reload (every other
 #   time usbnet too), and runtime suspend/resume with a packet sent while the
 #   device sleeps (usbnet defers it and submits it at resume: the BQL path
 #   upstream crashed on); with SYSTEM_SUSPEND=1 also a system suspend
-#   (s2idle, woken by the RTC alarm) every tenth cycle.
+#   (s2idle, woken by the RTC alarm) every tenth cycle; and downsuspend:
+#   runtime suspend with the interface down, which must finish within 5 s
+#   (with FLAG_AVOID_UNLINK_URBS, RX URBs are still out when the interface
+#   goes down and complete into usbnet's done queue while it is down).
 # After each cycle the link must carry a ping again. The lab's console guard
 # catches any WARNING, BUG, Oops, panic or lockup.
 #
 # The scenario loads dummy_hcd at high speed (dummy_hcd cannot suspend a
 # SuperSpeed port), libcomposite, usb_f_ncm and cdc_ncm from /lib/modules/ws.
 N=${N:-30}
+STEPS=${STEPS:-rebind linkflap mtu reload suspend downsuspend}
 M=/lib/modules/ws
 G=/sys/kernel/config/usb_gadget/ws
 GADDR=198.18.4.2
@@ -119,32 +123,50 @@ host_up
 echo "stress: link up on $HIF, $N cycles"
 threaded=$(cat /sys/class/net/$HIF/threaded)
 echo "stress: $HIF threaded=$threaded"
+# the lab build of cdc_ncm with FLAG_AVOID_UNLINK_URBS says so (kernel/usbnet/lab)
+if dmesg | grep -q 'lab: FLAG_AVOID_UNLINK_URBS'; then avoid=1; else avoid=0; fi
+echo "stress: FLAG_AVOID_UNLINK_URBS=$avoid steps: $STEPS"
+step() { # STEP... -> the one for cycle $cyc, in turn
+	k=$(( (cyc - 1) % $# + 1 ))
+	eval "echo \${$k}"
+}
+autosuspend() { # UDEV -> runtime_status after waiting up to 5 s for suspended
+	echo enabled > $1/power/wakeup
+	echo 200 > $1/power/autosuspend_delay_ms
+	echo auto > $1/power/control
+	j=0
+	while [ $j -lt 50 ] && [ "$(cat $1/power/runtime_status)" != suspended ]; do
+		usleep 100000; j=$((j + 1))
+	done
+	cat $1/power/runtime_status
+}
 while [ $cyc -lt $N ]; do
 	cyc=$((cyc + 1))
 	say "cycle $cyc"
-	case $((cyc % 5)) in
-	1) what=rebind
+	what=$(step $STEPS)
+	case $what in
+	rebind)
 		traffic 3
 		echo "" > $G/UDC
 		sleep 0.5
 		quiet
 		bind
 		;;
-	2) what=linkflap
+	linkflap)
 		traffic 3
 		/sbin/ip link set "$HIF" down
 		sleep 0.3
 		/sbin/ip link set "$HIF" up
 		quiet
 		;;
-	3) what=mtu
+	mtu)
 		traffic 3
 		/sbin/ip link set "$HIF" mtu 1400 || die "mtu 1400"
 		sleep 0.5
 		/sbin/ip link set "$HIF" mtu 1500 || die "mtu 1500"
 		quiet
 		;;
-	4) what=reload
+	reload)
 		traffic 3
 		unload cdc_ncm
 		reload_usbnet=$((reload_usbnet + 1))
@@ -160,16 +182,9 @@ while [ $cyc -lt $N ]; do
 		[ -d /sys/module/cdc_ncm ] || insmod $M/cdc_ncm.ko || die "insmod cdc_ncm"
 		quiet
 		;;
-	0) what=suspend
+	suspend)
 		udev=$(readlink -f /sys/class/net/$HIF/device/..)
-		echo enabled > $udev/power/wakeup
-		echo 200 > $udev/power/autosuspend_delay_ms
-		echo auto > $udev/power/control
-		j=0
-		while [ $j -lt 50 ] && [ "$(cat $udev/power/runtime_status)" != suspended ]; do
-			usleep 100000; j=$((j + 1))
-		done
-		st=$(cat $udev/power/runtime_status)
+		st=$(autosuspend $udev)
 		if [ "$st" = suspended ]; then
 			count runtime_suspended
 			# sent while asleep: deferred, submitted at resume
@@ -187,6 +202,21 @@ while [ $cyc -lt $N ]; do
 			quiet
 		fi
 		;;
+	downsuspend)
+		# traffic first, so that URBs are out when the link goes down
+		traffic 2
+		quiet
+		/sbin/ip link set "$HIF" down
+		udev=$(readlink -f /sys/class/net/$HIF/device/..)
+		st=$(autosuspend $udev)
+		# "suspending" that does not end is the hang: usbnet_suspend()
+		# waiting for a done queue nothing drains
+		[ "$st" = suspended ] || die "runtime suspend with $HIF down did not finish within 5 s ($st)"
+		count down_suspended
+		echo on > $udev/power/control
+		/sbin/ip link set "$HIF" up
+		;;
+	*) die "unknown step $what" ;;
 	esac
 	count "$what"
 	host_up
@@ -195,4 +225,5 @@ done
 echo "stress: $N cycles done: rebind=${n_rebind:-0} linkflap=${n_linkflap:-0} mtu=${n_mtu:-0}" \
 	"reload=${n_reload:-0} reload_usbnet=${n_reload_usbnet:-0} suspend=${n_suspend:-0}" \
 	"runtime-suspended=${n_runtime_suspended:-0} system-suspend=${n_system_suspend:-0}" \
-	"gadget-stalls=${stalls:-0}"
+	"downsuspend=${n_downsuspend:-0} down-suspended=${n_down_suspended:-0}" \
+	"avoid-unlink-urbs=$avoid gadget-stalls=${stalls:-0}"

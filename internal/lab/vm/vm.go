@@ -173,9 +173,18 @@ func (c *Config) Validate() error {
 	switch c.Accel {
 	case "":
 		c.Accel = "auto"
-	case "auto", "kvm", "tcg", "tcg-single":
+	case "auto", "kvm", "tcg", "tcg-single", "tcg-icount":
 	default:
-		return fmt.Errorf("accel %q: want auto, kvm, tcg or tcg-single", c.Accel)
+		return fmt.Errorf("accel %q: want auto, kvm, tcg, tcg-single or tcg-icount", c.Accel)
+	}
+	if c.BusRate < 0 || c.BusRate > 100000 {
+		return fmt.Errorf("--bus-rate %d: want 1-100000 Mbit/s (or 0 for none)", c.BusRate)
+	}
+	if c.BusRate > 0 && s.Name != "usb-gadget" && s.Name != "bql" && s.Name != "usbnet-stress" {
+		return fmt.Errorf("--bus-rate is for the dummy_hcd scenarios (usb-gadget, bql, usbnet-stress), not %s", s.Name)
+	}
+	if err := checkSteps(c.Steps); err != nil {
+		return err
 	}
 	if s.Name == "boot" && c.Exec == "" && len(c.Load) == 0 {
 		c.Exec = "true"
@@ -435,6 +444,13 @@ func qemuArgs(name string, k *Kernel, initrd, accel string, cpus, memMB int, con
 		a = append(a, "-accel", "kvm", "-cpu", "host")
 	case "tcg-single":
 		a = append(a, "-accel", "tcg,thread=single", "-cpu", "max")
+	case "tcg-icount":
+		// deterministic: one TCG thread, the guest's clock counts
+		// instructions (shift=0: 1 ns each, so the emulated CPU is fast
+		// in guest time and a capped bus, not the CPU, limits) and idle
+		// time is skipped, so host load slows a run but does not change
+		// what the guest measures
+		a = append(a, "-accel", "tcg,thread=single", "-cpu", "max", "-icount", "shift=0,sleep=off")
 	default:
 		a = append(a, "-accel", "tcg,thread=multi", "-cpu", "max")
 	}
@@ -667,6 +683,9 @@ wait:
 				notes := []string{fmt.Sprintf("wirespeed lab vm %s: guest kernel %s (%s), QEMU %s, %d vCPUs", sc.Name, k.Release, src, accel, c.CPUs)}
 				if sc.Name == "usb-gadget" || sc.Name == "bql" {
 					notes = append(notes, "dummy_hcd speed "+c.Speed)
+				}
+				if c.BusRate > 0 {
+					notes = append(notes, fmt.Sprintf("bus capped at %d Mbit/s", c.BusRate))
 				}
 				if c.ModulesDir != "" {
 					notes = append(notes, "modules from "+c.ModulesDir)
