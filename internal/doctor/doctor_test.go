@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -689,5 +690,21 @@ func TestVMUSBNIC(t *testing.T) {
 	}
 	if _, ok := ours["irq-stuck-rps-off"]; !ok {
 		t.Errorf("with kernel/usbnet the xHCI IRQ is still on CPU0 only: want irq-stuck-rps-off")
+	}
+}
+
+// TestModuleKernelsMatchDKMS: doctor recommends kernel/usbnet for exactly
+// the kernels its dkms.conf (and build.sh, which reads it) accepts.
+func TestModuleKernelsMatchDKMS(t *testing.T) {
+	b, err := os.ReadFile("../../kernel/usbnet/dkms.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^BUILD_EXCLUSIVE_KERNEL="([^"]+)"`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("no BUILD_EXCLUSIVE_KERNEL in dkms.conf")
+	}
+	if string(m[1]) != ModuleKernels.String() {
+		t.Errorf("dkms.conf accepts %s, doctor recommends the module for %s", m[1], ModuleKernels)
 	}
 }
