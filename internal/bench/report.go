@@ -140,6 +140,9 @@ func fmtSummary(s stats.Summary) string {
 	return fmt.Sprintf("%s ±%s", fmtNum(s.Mean), fmtNum((s.CIHigh-s.CILow)/2))
 }
 
+// FormatNum prints a figure with the digits its size deserves.
+func FormatNum(x float64) string { return fmtNum(x) }
+
 func fmtNum(x float64) string {
 	a := math.Abs(x)
 	switch {
@@ -156,13 +159,25 @@ func fmtNum(x float64) string {
 }
 
 func meanCPULoad(r *Result, variant string) []CPULoad {
+	var loads []*LoadSummary
+	for _, run := range r.Runs {
+		if run.Variant == variant {
+			loads = append(loads, run.Load)
+		}
+	}
+	return MeanCPULoads(loads)
+}
+
+// MeanCPULoads averages per-CPU load shares over runs (nil entries are
+// skipped), by CPU number.
+func MeanCPULoads(loads []*LoadSummary) []CPULoad {
 	acc := map[int]*CPULoad{}
 	cnt := map[int]float64{}
-	for _, run := range r.Runs {
-		if run.Variant != variant || run.Load == nil {
+	for _, l := range loads {
+		if l == nil {
 			continue
 		}
-		for _, c := range run.Load.CPUs {
+		for _, c := range l.CPUs {
 			a := acc[c.CPU]
 			if a == nil {
 				a = &CPULoad{CPU: c.CPU}

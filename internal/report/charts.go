@@ -348,36 +348,11 @@ func loadOf(r *bench.Result, run *bench.Run) *bench.LoadSummary {
 
 // meanCPUs averages the per-CPU shares over a series' runs.
 func meanCPUs(s series) []bench.CPULoad {
-	acc := map[int]*bench.CPULoad{}
-	cnt := map[int]float64{}
+	var loads []*bench.LoadSummary
 	for _, run := range s.runs() {
-		ls := loadOf(s.in.R, run)
-		if ls == nil {
-			continue
-		}
-		for _, c := range ls.CPUs {
-			a := acc[c.CPU]
-			if a == nil {
-				a = &bench.CPULoad{CPU: c.CPU}
-				acc[c.CPU] = a
-			}
-			a.UserPct += c.UserPct
-			a.SysPct += c.SysPct
-			a.IRQPct += c.IRQPct
-			a.SoftPct += c.SoftPct
-			a.IdlePct += c.IdlePct
-			a.NetRXPerS += c.NetRXPerS
-			cnt[c.CPU]++
-		}
+		loads = append(loads, loadOf(s.in.R, run))
 	}
-	var out []bench.CPULoad
-	for cpu, a := range acc {
-		n := cnt[cpu]
-		out = append(out, bench.CPULoad{CPU: cpu, UserPct: a.UserPct / n, SysPct: a.SysPct / n, IRQPct: a.IRQPct / n,
-			SoftPct: a.SoftPct / n, IdlePct: a.IdlePct / n, NetRXPerS: a.NetRXPerS / n})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CPU < out[j].CPU })
-	return out
+	return bench.MeanCPULoads(loads)
 }
 
 // cpuSection: stacked usr/sys/irq/softirq/idle per CPU and variant, and

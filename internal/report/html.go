@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
 )
@@ -87,20 +86,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	},
 }).Parse(pageHTML))
 
-func fmtNum(x float64) string {
-	a := math.Abs(x)
-	switch {
-	case a == 0:
-		return "0"
-	case a >= 100:
-		return fmt.Sprintf("%.0f", x)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", x)
-	case a >= 1:
-		return fmt.Sprintf("%.2f", x)
-	}
-	return fmt.Sprintf("%.3f", x)
-}
+var fmtNum = bench.FormatNum
 
 const pageHTML = `<!DOCTYPE html>
 <html lang="en">
