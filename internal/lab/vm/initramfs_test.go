@@ -332,3 +332,54 @@ func TestDUTThreadedKnob(t *testing.T) {
 		}
 	}
 }
+
+// --tune replaces usb-nic's bench with tune apply against the host
+// namespace's server, passes its flags through, and re-plugs twice.
+func TestNICTuneStep(t *testing.T) {
+	o := Options{Scenario: "usb-nic", Duration: 3e9, Streams: 2, Direction: "both", Tune: "--direction receive --pairs 4"}
+	script := initScript(scenarios["usb-nic"], o, nil)
+	for _, want := range []string{
+		"'/usr/bin/wirespeed' 'tune' 'apply' '--peer' '" + nicHostAddr + "' '--json' '--direction' 'receive' '--pairs' '4' \"$DIF\" > /results/tune-apply.json",
+		"wirespeed tune persist --json",
+		"ws_replug no-udevd",
+		"ws_replug udevd",
+		"/results/rps-replug-udevd.txt",
+	} {
+		if !strings.Contains(script, want) {
+			t.Errorf("the tune step lacks %q", want)
+		}
+	}
+	if strings.Contains(script, "wirespeed' 'bench'") {
+		t.Error("with --tune the scenario still runs its bench")
+	}
+	if sh, err := exec.LookPath("sh"); err == nil {
+		cmd := exec.Command(sh, "-n")
+		cmd.Stdin = strings.NewReader(script)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("the tune script does not parse: %v\n%s", err, out)
+		}
+	}
+	o.Tune = ""
+	if s := initScript(scenarios["usb-nic"], o, nil); strings.Contains(s, "tune apply") || !strings.Contains(s, "wirespeed' 'bench'") {
+		t.Error("without --tune usb-nic does not run its bench alone")
+	}
+	// The hard timeout grows with the pairs and the duration asked for.
+	base := tuneTime(Options{Tune: "--pairs 3"})
+	if more := tuneTime(Options{Tune: "--pairs=6 --duration 10s"}); more <= base {
+		t.Errorf("tuneTime: 6 pairs of 10s (%v) not longer than 3 of 5s (%v)", more, base)
+	}
+	if got := scenarios["usb-nic"].MaxTime(Options{Tune: "--pairs 3"}); got != base {
+		t.Errorf("usb-nic MaxTime with --tune = %v, want tuneTime's %v", got, base)
+	}
+}
+
+func TestTuneOnlyOnNIC(t *testing.T) {
+	c := Config{Options: Options{Scenario: "usb-gadget", Duration: 3e9, Streams: 2, Direction: "send", Tunnels: 4, Tune: "--pairs 3"}}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "usb-nic") {
+		t.Errorf("--tune on usb-gadget: err %v, want one naming usb-nic", err)
+	}
+	c.Scenario = "usb-nic"
+	if err := c.Validate(); err != nil {
+		t.Errorf("--tune on usb-nic: %v", err)
+	}
+}

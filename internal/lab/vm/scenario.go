@@ -43,6 +43,10 @@ type Options struct {
 	NoPin bool `json:"no_pin_tracepoints,omitempty"`
 	// Cycles is the usbnet-stress scenario's number of disruptions.
 	Cycles int `json:"cycles,omitempty"`
+	// Tune, when set, makes usb-nic run 'wirespeed tune apply' with these
+	// extra flags (split on spaces) instead of its bench, then persist and
+	// a re-plug (see tune.go).
+	Tune string `json:"tune,omitempty"`
 }
 
 // Scenario is one guest topology and what runs in it.
@@ -109,7 +113,12 @@ var scenarios = map[string]*Scenario{
 		Modules: func(o Options) []string { return []string{"xhci_pci", "cdc_ether"} },
 		Script:  nicScript,
 		USBNIC:  true,
-		MaxTime: benchTime,
+		MaxTime: func(o Options) time.Duration {
+			if o.Tune != "" {
+				return tuneTime(o)
+			}
+			return benchTime(o)
+		},
 	},
 	"wireguard": {
 		Name:    "wireguard",
@@ -411,7 +420,15 @@ echo "usb_speed=$(cat /sys/class/net/$DIF/device/../speed 2>/dev/null)" >> /resu
 /sbin/ip addr add ` + nicGuestAddr + `/30 dev "$DIF"
 /sbin/ip link set "$DIF" up
 ` + dutThreaded(o, "DIF") + `ws_wait_ping ` + nicHostAddr + ` 30 || fail "` + nicHostAddr + ` (the host namespace) does not answer ping over usb-net"
-` + benchCalls(o, nicHostAddr, "")
+` + nicLoad(o)
+}
+
+// nicLoad is the usb-nic scenario's work: its bench, or the tune step.
+func nicLoad(o Options) string {
+	if o.Tune != "" {
+		return tuneScript(o)
+	}
+	return benchCalls(o, nicHostAddr, "")
 }
 
 // initWrapper is the guest's /init. It mounts the file systems and runs
