@@ -87,7 +87,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	appendArgs := fs.String("append", "", "extra kernel command line, e.g. 'watchdog_thresh=2'")
 	raw := fs.Bool("raw-iperf3", false, "run iperf3 -J in the guest instead of wirespeed bench")
 	noPin := fs.Bool("no-pin-tracepoints", false, "do not enable observe's tracepoints at boot (they are, to avoid kernel text patching under load; see docs)")
-	tuneArgs := fs.String("tune", "", "usb-nic: run 'wirespeed tune apply usb0 --peer 198.18.3.1 ARGS' instead of the bench, then tune persist and a USB re-plug, e.g. '--direction receive --pairs 3'")
+	tuneArgs := fs.String("tune", "", "usb-nic: run 'wirespeed tune apply usb0 --peer 198.18.3.1 ARGS' after the bench, then tune persist and a USB re-plug, e.g. '--direction receive --pairs 3'")
 	benchArgs := fs.String("bench-args", "", "extra 'wirespeed bench' flags for the guest, e.g. '--repeat 3'")
 	ab := fs.Bool("ab", false, "A/B: run the scenario twice, stock modules into OUT/stock, then --modules-dir's into OUT/modules (add --bench-args '--repeat 3' for compare's t-test)")
 	console := fs.Bool("console", false, "copy the guest console to stderr while it runs")

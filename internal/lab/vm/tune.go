@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// The usb-nic scenario's tune step (--tune ARGS): instead of its bench,
-// the guest runs 'wirespeed tune apply' on the USB NIC against the host
+// The usb-nic scenario's tune step (--tune ARGS): after its bench (the
+// warm-up that gives doctor an interrupt count to judge), the guest runs 'wirespeed tune apply' on the USB NIC against the host
 // namespace's iperf3 server, records doctor, plan, status and the RPS
 // knobs before and after, runs 'tune persist', and re-plugs the USB device
 // (deauthorize, authorize: usbcore disconnects and re-enumerates it, and
