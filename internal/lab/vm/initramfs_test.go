@@ -342,6 +342,7 @@ func TestNICTuneStep(t *testing.T) {
 		"'/usr/bin/wirespeed' 'tune' 'apply' '--peer' '" + nicHostAddr + "' '--json' '--direction' 'receive' '--pairs' '4' \"$DIF\" > /results/tune-apply.json",
 		"wirespeed tune persist --json",
 		"ws_replug no-udevd",
+		"tune-apply-static.json",
 		"ws_replug udevd",
 		"/results/rps-replug-udevd.txt",
 	} {

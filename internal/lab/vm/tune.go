@@ -93,6 +93,16 @@ cat /proc/interrupts > /results/interrupts-after-tune.txt
 /usr/bin/wirespeed tune status --json > /results/tune-status.json 2>> /results/tune.err
 /usr/bin/wirespeed doctor --json "$DIF" > /results/doctor-after.json 2>> /results/tune.err
 ws_rps "$DIF" > /results/rps-after-tune.txt
+# persist writes what is in force; when the loop kept nothing there is
+# nothing to persist, so doctor's actions are applied without a measurement
+# (what 'tune apply' does without --peer), recorded apart, to show persist
+# and the re-plug.
+if ! grep -q '"kept": true' /results/tune-status.json; then
+  ws note "the measured tune kept nothing; applying doctor's actions without a measurement to show persist and the re-plug"
+  /usr/bin/wirespeed tune apply "$DIF" --json > /results/tune-apply-static.json 2>> /results/tune.err || ws note "static tune apply failed: $(tail -n 2 /results/tune.err | tr '\n' ' ')"
+  /usr/bin/wirespeed tune status --json > /results/tune-status-static.json 2>> /results/tune.err
+  ws_rps "$DIF" > /results/rps-after-static.txt
+fi
 ws stage tune-persist
 /usr/bin/wirespeed tune persist --json > /results/tune-persist.json 2>> /results/tune.err || ws note "tune persist failed: $(tail -n 2 /results/tune.err | tr '\n' ' ')"
 for f in /etc/udev/rules.d/90-wirespeed-tune.rules /etc/sysctl.d/90-wirespeed-tune.conf /usr/local/lib/wirespeed/tune-boot.sh; do
