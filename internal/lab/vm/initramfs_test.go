@@ -385,3 +385,30 @@ func TestTuneOnlyOnNIC(t *testing.T) {
 		t.Errorf("--tune on usb-nic: %v", err)
 	}
 }
+
+// The tune step's run archive carries the host's udevadm and the libraries
+// it needs, and nothing without --tune.
+func TestTuneFilesCarryUdevd(t *testing.T) {
+	if f, err := tuneFiles(Options{}); err != nil || len(f) != 0 {
+		t.Errorf("without --tune: %d files, err %v; want none", len(f), err)
+	}
+	if !fileExists(udevadmHost) {
+		t.Skip("no " + udevadmHost + " on this host (apt-get install udev)")
+	}
+	f, err := tuneFiles(Options{Tune: "--pairs 3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f["usr/bin/udevadm"]) == 0 {
+		t.Error("udevadm is not in the tune step's files")
+	}
+	libs, err := SharedLibs(udevadmHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range libs {
+		if _, ok := f[strings.TrimPrefix(l, "/")]; !ok {
+			t.Errorf("udevadm needs %s, which is not in the files", l)
+		}
+	}
+}
