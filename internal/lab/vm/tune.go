@@ -85,11 +85,13 @@ ws stage tune
 /usr/bin/wirespeed tune plan --json "$DIF" > /results/tune-plan.json 2>> /results/tune.err
 ws_rps "$DIF" > /results/rps-before.txt
 cat /proc/interrupts > /results/interrupts-before-tune.txt
+cp /proc/softirqs /results/softirqs-before-tune.txt
 `)
 	fmt.Fprintf(&b, "if ! %s \"$DIF\" > /results/tune-apply.json 2> /results/tune-apply.err; then\n", strings.Join(q, " "))
 	b.WriteString(`  ws note "wirespeed tune apply failed: $(tail -n 3 /results/tune-apply.err | tr '\n' ' ')"
 fi
 cat /proc/interrupts > /results/interrupts-after-tune.txt
+cp /proc/softirqs /results/softirqs-after-tune.txt
 /usr/bin/wirespeed tune status --json > /results/tune-status.json 2>> /results/tune.err
 /usr/bin/wirespeed doctor --json "$DIF" > /results/doctor-after.json 2>> /results/tune.err
 ws_rps "$DIF" > /results/rps-after-tune.txt
