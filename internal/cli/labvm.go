@@ -46,6 +46,8 @@ Examples:
   wirespeed lab vm usb-gadget --modules-dir kernel/usbnet/out/KVER   (patched usbnet)
   wirespeed lab vm usb-gadget --modules-dir kernel/usbnet/out/KVER --ab --bench-args '--repeat 3'
                                                (stock, then patched; prints the compare commands)
+  wirespeed lab vm usb-nic --accel tcg --tune '--direction receive --pairs 3 --duration 5s'
+                                               (tune apply in the guest: tune-apply.json, re-plug)
   wirespeed lab vm boot --modules-dir ./mods --load mymod --exec 'dmesg | tail'`
 
 func runLabVM(ctx context.Context, env Env, args []string) error {
@@ -88,6 +90,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	appendArgs := fs.String("append", "", "extra kernel command line, e.g. 'watchdog_thresh=2'")
 	raw := fs.Bool("raw-iperf3", false, "run iperf3 -J in the guest instead of wirespeed bench")
 	noPin := fs.Bool("no-pin-tracepoints", false, "do not enable observe's tracepoints at boot (they are, to avoid kernel text patching under load; see docs)")
+	tuneArgs := fs.String("tune", "", "usb-nic: run 'wirespeed tune apply usb0 --peer 198.18.3.1 ARGS' after the bench, then tune persist and a USB re-plug, e.g. '--direction receive --pairs 3'")
 	benchArgs := fs.String("bench-args", "", "extra 'wirespeed bench' flags for the guest, e.g. '--repeat 3'")
 	ab := fs.Bool("ab", false, "A/B: run the scenario twice, stock modules into OUT/stock, then --modules-dir's into OUT/modules (add --bench-args '--repeat 3' for compare's t-test)")
 	console := fs.Bool("console", false, "copy the guest console to stderr while it runs")
@@ -112,7 +115,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	}
 	cfg := vm.Config{
 		Options: vm.Options{Scenario: pos[0], Duration: d, Streams: *streams, Direction: *dir, Speed: *speed, Cycles: *cycles, Steps: splitList(*steps), BusRate: *busRate, Tunnels: *tunnels, Threaded: *threaded,
-			Load: loads, Exec: *exe, RawIperf3: *raw, NoPin: *noPin, BenchArgs: strings.Fields(*benchArgs)},
+			Load: loads, Exec: *exe, RawIperf3: *raw, NoPin: *noPin, BenchArgs: strings.Fields(*benchArgs), Tune: *tuneArgs},
 		CacheDir: *cache, KernelRelease: *kver, KernelImage: *kimg, ModulesPath: *kmods, ModulesDir: *mdir,
 		Wirespeed: *wsBin, OutDir: *out, Timeout: to, CPUs: *cpus, MemMB: *mem, Accel: *accel, Append: *appendArgs,
 		Logf: func(f string, a ...any) { fmt.Fprintf(env.Stderr, "lab vm: "+f+"\n", a...) },

@@ -332,3 +332,83 @@ func TestDUTThreadedKnob(t *testing.T) {
 		}
 	}
 }
+
+// --tune adds tune apply after usb-nic's bench against the host
+// namespace's server, passes its flags through, and re-plugs twice.
+func TestNICTuneStep(t *testing.T) {
+	o := Options{Scenario: "usb-nic", Duration: 3e9, Streams: 2, Direction: "both", Tune: "--direction receive --pairs 4"}
+	script := initScript(scenarios["usb-nic"], o, nil)
+	for _, want := range []string{
+		"'/usr/bin/wirespeed' 'tune' 'apply' '--peer' '" + nicHostAddr + "' '--json' '--direction' 'receive' '--pairs' '4' \"$DIF\" > /results/tune-apply.json",
+		"wirespeed tune persist --json",
+		"ws_replug no-udevd",
+		"tune-apply-static.json",
+		"ws_replug udevd",
+		"/results/rps-replug-udevd.txt",
+	} {
+		if !strings.Contains(script, want) {
+			t.Errorf("the tune step lacks %q", want)
+		}
+	}
+	// The bench comes first: doctor needs the interrupt count it leaves.
+	if b, a := strings.Index(script, "wirespeed' 'bench'"), strings.Index(script, "'tune' 'apply'"); b < 0 || a < b {
+		t.Errorf("with --tune the bench (at %d) does not come before tune apply (at %d)", b, a)
+	}
+	if sh, err := exec.LookPath("sh"); err == nil {
+		cmd := exec.Command(sh, "-n")
+		cmd.Stdin = strings.NewReader(script)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("the tune script does not parse: %v\n%s", err, out)
+		}
+	}
+	o.Tune = ""
+	if s := initScript(scenarios["usb-nic"], o, nil); strings.Contains(s, "tune apply") || !strings.Contains(s, "wirespeed' 'bench'") {
+		t.Error("without --tune usb-nic does not run its bench alone")
+	}
+	// The hard timeout grows with the pairs and the duration asked for.
+	base := tuneTime(Options{Tune: "--pairs 3"})
+	if more := tuneTime(Options{Tune: "--pairs=6 --duration 10s"}); more <= base {
+		t.Errorf("tuneTime: 6 pairs of 10s (%v) not longer than 3 of 5s (%v)", more, base)
+	}
+	if o := (Options{Tune: "--pairs 3", Direction: "receive", Duration: 5e9}); scenarios["usb-nic"].MaxTime(o) != benchTime(o)+base {
+		t.Errorf("usb-nic MaxTime with --tune = %v, want the bench's and tuneTime's %v", scenarios["usb-nic"].MaxTime(o), benchTime(o)+base)
+	}
+}
+
+func TestTuneOnlyOnNIC(t *testing.T) {
+	c := Config{Options: Options{Scenario: "usb-gadget", Duration: 3e9, Streams: 2, Direction: "send", Tunnels: 4, Tune: "--pairs 3"}}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "usb-nic") {
+		t.Errorf("--tune on usb-gadget: err %v, want one naming usb-nic", err)
+	}
+	c.Scenario = "usb-nic"
+	if err := c.Validate(); err != nil {
+		t.Errorf("--tune on usb-nic: %v", err)
+	}
+}
+
+// The tune step's run archive carries the host's udevadm and the libraries
+// it needs, and nothing without --tune.
+func TestTuneFilesCarryUdevd(t *testing.T) {
+	if f, err := tuneFiles(Options{}); err != nil || len(f) != 0 {
+		t.Errorf("without --tune: %d files, err %v; want none", len(f), err)
+	}
+	if !fileExists(udevadmHost) {
+		t.Skip("no " + udevadmHost + " on this host (apt-get install udev)")
+	}
+	f, err := tuneFiles(Options{Tune: "--pairs 3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f["usr/bin/udevadm"]) == 0 {
+		t.Error("udevadm is not in the tune step's files")
+	}
+	libs, err := SharedLibs(udevadmHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range libs {
+		if _, ok := f[strings.TrimPrefix(l, "/")]; !ok {
+			t.Errorf("udevadm needs %s, which is not in the files", l)
+		}
+	}
+}

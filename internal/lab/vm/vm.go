@@ -155,6 +155,9 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("threaded %q: want on or off (or leave it out for the kernel's default)", c.Threaded)
 	}
+	if c.Tune != "" && s.Name != "usb-nic" {
+		return fmt.Errorf("--tune runs in the usb-nic scenario only, not in %s", s.Name)
+	}
 	if c.Streams < 1 || c.Streams > 128 {
 		return fmt.Errorf("%d streams: want 1-128", c.Streams)
 	}
@@ -295,8 +298,14 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 	}
 	out := &Outcome{Schema: "wirespeed.labvm/v1", Scenario: sc.Name, Options: c.Options, Kernel: *k,
 		Started: time.Now().UTC(), Modules: loads, OutDir: c.OutDir, ConsoleLg: filepath.Join(c.OutDir, "console.log")}
+	runFiles, err := tuneFiles(c.Options)
+	if err != nil {
+		return nil, err
+	}
+	runFiles["ws/main.sh"] = []byte(initScript(sc, c.Options, loads))
+	runFiles["ws/lib.sh"] = []byte(initLib)
 	var runArc strings.Builder
-	if err := RunArchive(&runArc, initWrapper, map[string][]byte{"ws/main.sh": []byte(initScript(sc, c.Options, loads)), "ws/lib.sh": []byte(initLib)}); err != nil {
+	if err := RunArchive(&runArc, initWrapper, runFiles); err != nil {
 		return nil, err
 	}
 	initrd := filepath.Join(c.OutDir, "initramfs.cpio")
