@@ -708,3 +708,23 @@ func TestModuleKernelsMatchDKMS(t *testing.T) {
 		t.Errorf("dkms.conf accepts %s, doctor recommends the module for %s", m[1], ModuleKernels)
 	}
 }
+
+// TestRFSNeedsRPS: doctor marks the RFS actions as useful only with the RPS
+// action(s) of the same device, so tune does not try them alone.
+func TestRFSNeedsRPS(t *testing.T) {
+	in := &Input{Snap: fixture(t, "rpi4-ax88179")}
+	dev(t, in.Snap, "eth1").RXQueues[0].RPSCPUs = "0"
+	got, _ := run(t, in, "irq-stuck-rps-off")
+	if len(got) != 1 {
+		t.Fatalf("want irq-stuck-rps-off, got %d", len(got))
+	}
+	for _, a := range got[0].Fix.Actions {
+		needs := strings.Join(a.Needs, ",")
+		switch {
+		case strings.HasPrefix(a.ID, "rps_cpus:") && needs != "":
+			t.Errorf("%s needs %s", a.ID, needs)
+		case !strings.HasPrefix(a.ID, "rps_cpus:") && needs != "rps_cpus:eth1:rx-0":
+			t.Errorf("%s needs %q, want rps_cpus:eth1:rx-0", a.ID, needs)
+		}
+	}
+}

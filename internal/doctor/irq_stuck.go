@@ -150,9 +150,11 @@ func otherCPUsEvidence(in *Input, hot int) []Evidence {
 func rpsFix(s *inspect.Snapshot, d *inspect.Device, cpus []int, hot int) *Fix {
 	mask := cpumask.FormatMask(cpus)
 	var acts []Action
+	var rpsIDs []string
 	for _, q := range d.RXQueues {
 		acts = append(acts, sysfsAction("rps_cpus:"+d.Name+":"+q.Name, d.Name,
 			"/sys/class/net/"+d.Name+"/queues/"+q.Name+"/rps_cpus", mask))
+		rpsIDs = append(rpsIDs, acts[len(acts)-1].ID)
 	}
 	fix := &Fix{
 		Caveat: fmt.Sprintf("The mask leaves out CPU%d, which takes the interrupt and runs the driver's RX work; "+
@@ -162,11 +164,15 @@ func rpsFix(s *inspect.Snapshot, d *inspect.Device, cpus []int, hot int) *Fix {
 	entries, ok := sysctlInt(s, "net.core.rps_sock_flow_entries")
 	if ok && entries == 0 && fwd != "1" {
 		const total = 32768
-		acts = append(acts, sysctlAction("net.core.rps_sock_flow_entries", fmt.Sprint(total)))
+		rfs := sysctlAction("net.core.rps_sock_flow_entries", fmt.Sprint(total))
+		rfs.Needs = rpsIDs
+		acts = append(acts, rfs)
 		per := total / max(1, len(d.RXQueues))
 		for _, q := range d.RXQueues {
-			acts = append(acts, sysfsAction("rps_flow_cnt:"+d.Name+":"+q.Name, d.Name,
-				"/sys/class/net/"+d.Name+"/queues/"+q.Name+"/rps_flow_cnt", fmt.Sprint(per)))
+			a := sysfsAction("rps_flow_cnt:"+d.Name+":"+q.Name, d.Name,
+				"/sys/class/net/"+d.Name+"/queues/"+q.Name+"/rps_flow_cnt", fmt.Sprint(per))
+			a.Needs = rpsIDs
+			acts = append(acts, a)
 		}
 		fix.Caveat += " RFS (rps_sock_flow_entries, rps_flow_cnt) then steers each flow to the CPU its reader runs on; it helps local sockets, not forwarding."
 	}

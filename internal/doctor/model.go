@@ -82,6 +82,9 @@ type Action struct {
 	Value  string `json:"value"`
 	// Command is the shell command the action stands for.
 	Command string `json:"command"`
+	// Needs lists ids of actions this one is useful only with (RFS needs
+	// RPS): tune skips it when one of them was tried and not kept.
+	Needs []string `json:"needs,omitempty"`
 }
 
 // Action kinds.

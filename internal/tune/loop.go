@@ -64,7 +64,8 @@ type MetricDelta struct {
 // Trial is the closed loop's verdict on one action.
 type Trial struct {
 	Action doctor.Action `json:"action"`
-	// Verdict: kept, reverted, already (in force before), refused, failed.
+	// Verdict: kept, reverted, already (in force before), refused, failed,
+	// skipped (an action it Needs was not kept).
 	Verdict string        `json:"verdict"`
 	Reason  string        `json:"reason"`
 	Goal    *MetricDelta  `json:"goal,omitempty"`
@@ -145,8 +146,16 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 		}
 	}
 	var trials []Trial
+	notKept := map[string]bool{} // tried in this loop and reverted
 	for n, a := range acts {
 		tr := Trial{Action: a}
+		if dep := firstIn(a.Needs, notKept); dep != "" {
+			tr.Verdict, tr.Reason = "skipped", "needs "+dep+", which was not kept"
+			notKept[a.ID] = true
+			say("[%d/%d] %s: skipped - %s", n+1, len(acts), a.ID, tr.Reason)
+			trials = append(trials, tr)
+			continue
+		}
 		before, after := map[string][]float64{}, map[string][]float64{}
 		var failed error
 		for i := 0; i < cfg.Pairs && failed == nil; i++ {
@@ -205,6 +214,9 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 			return trials, fmt.Errorf("%s: %w (the action was reverted)", a.ID, failed)
 		}
 		if tr.Verdict != "" {
+			if tr.Verdict != "already" {
+				notKept[a.ID] = true
+			}
 			trials = append(trials, tr)
 			continue
 		}
@@ -250,6 +262,7 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 			}
 		} else {
 			tr.Verdict = "reverted"
+			notKept[a.ID] = true
 			if _, err := t.Revert(context.WithoutCancel(ctx), []string{a.ID}, false); err != nil {
 				return append(trials, tr), fmt.Errorf("reverting %s: %w", a.ID, err)
 			}
@@ -300,4 +313,14 @@ func ParseVerifyOutput(out []byte, goal string) (Metrics, error) {
 		return nil, fmt.Errorf("verify command's last line %q is not a number (print the %s value, or a JSON object)", last, goal)
 	}
 	return Metrics{goal: f}, nil
+}
+
+// firstIn returns the first id of ids that is in set ("" if none).
+func firstIn(ids []string, set map[string]bool) string {
+	for _, id := range ids {
+		if set[id] {
+			return id
+		}
+	}
+	return ""
 }

@@ -137,3 +137,34 @@ func TestLoopInterruptedReverts(t *testing.T) {
 		t.Fatalf("a measurement failing before the first apply: %v", err)
 	}
 }
+
+// TestLoopSkipsWhatNeedsARevertedAction: RFS (rps_flow_cnt) is useful only
+// with RPS; when RPS is reverted, the loop does not measure RFS alone.
+func TestLoopSkipsWhatNeedsARevertedAction(t *testing.T) {
+	flow := doctor.Action{ID: "rps_flow_cnt/eth9/rx-0", Kind: doctor.KindSysfs, Device: "eth9",
+		Target: "/sys/class/net/eth9/queues/rx-0/rps_flow_cnt", Value: "4096", Needs: []string{"rps/eth9/rx-0"}}
+	for _, c := range []struct {
+		rps  string
+		want []string
+		flow string
+	}{
+		{"1", []string{"reverted", "skipped"}, "0\n"}, // RPS on CPU0 only does not help here
+		{"3", []string{"kept", "reverted"}, "0\n"},    // RPS helps; RFS is measured (and does nothing)
+	} {
+		s := tree(t)
+		tu := newTuner(t, s)
+		trials, err := tu.Loop(context.Background(), []doctor.Action{rpsAction(c.rps), flow},
+			LoopConfig{Goal: "throughput", Pairs: 3, Measure: stateMeasurer(t, s)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, tr := range trials {
+			if tr.Verdict != c.want[i] {
+				t.Errorf("rps %s: %s %s (%s), want %s", c.rps, tr.Action.ID, tr.Verdict, tr.Reason, c.want[i])
+			}
+		}
+		if got := s.mustRead(t, flow.Target); got != c.flow {
+			t.Errorf("rps %s: rps_flow_cnt after the loop %q, want %q", c.rps, got, c.flow)
+		}
+	}
+}
