@@ -72,7 +72,7 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 				unchecked = append(unchecked, "whether the IRQ can move: the affinity probe needs root ("+irq.Changeable.Evidence+")")
 			}
 			if in.Obs != nil {
-				ev = append(ev, otherCPUsEvidence(in, hot)...)
+				ev = append(ev, netRXEvidence(in)...)
 			} else {
 				unchecked = append(unchecked, "whether the other CPUs are idle under load: needs --observe")
 			}
@@ -136,8 +136,8 @@ func rpsMasks(d *inspect.Device) string {
 	return strings.Join(parts, " ")
 }
 
-// otherCPUsEvidence reports how busy the other CPUs' NET_RX was.
-func otherCPUsEvidence(in *Input, hot int) []Evidence {
+// netRXEvidence reports how busy each CPU's NET_RX was.
+func netRXEvidence(in *Input) []Evidence {
 	var ev []Evidence
 	for _, c := range in.Obs.CPUs {
 		ev = append(ev, obsEv(fmt.Sprintf("cpus[%d].net_rx_share", c.CPU), "%.0f%%", c.NetRXShare*100))

@@ -21,7 +21,7 @@ func init() {
 
 // gigabitUSB are drivers of USB NICs that are gigabit or faster.
 var gigabitUSB = map[string]int{
-	"ax88179_178a": 1000, "r8152": 1000, "aqc111": 5000, "cdc_ncm": 0, "lan78xx": 1000,
+	"ax88179_178a": 1000, "r8152": 1000, "aqc111": 5000, "lan78xx": 1000,
 }
 
 func checkUSBBus(in *Input) ([]Finding, []Skipped) {
