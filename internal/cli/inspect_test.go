@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/internal/inspect"
+	"github.com/wirespeed/wirespeed/internal/testnet"
 )
 
 func run(args ...string) (code int, stdout, stderr string) {
@@ -53,37 +54,15 @@ func TestInspectBadInput(t *testing.T) {
 
 // ---- root integration: a veth pair in two fresh namespaces ----
 
-var wsBin string
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if wsBin != "" {
-		os.RemoveAll(filepath.Dir(wsBin))
-	}
+	testnet.RemoveBinary()
 	os.Exit(code)
 }
 
-// binary builds wirespeed once; `ip netns exec` needs a program to run, and
-// only a new process sees the namespace's own /sys.
-func binary(t *testing.T) string {
-	t.Helper()
-	if wsBin != "" {
-		return wsBin
-	}
-	dir, err := os.MkdirTemp("", "ws-test-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(dir, 0o755) // the non-root test runs it as nobody
-	bin := filepath.Join(dir, "wirespeed")
-	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/wirespeed")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	wsBin = bin
-	return bin
-}
+// binary is the wirespeed command built for tests that need a process of
+// its own (`ip netns exec` sees the namespace's /sys only in a new one).
+func binary(t *testing.T) string { return testnet.Binary(t) }
 
 func needRoot(t *testing.T) {
 	t.Helper()

@@ -20,6 +20,7 @@ import (
 	"github.com/wirespeed/wirespeed/internal/hostfs"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/observe"
+	"github.com/wirespeed/wirespeed/internal/testnet"
 )
 
 func TestCheckListen(t *testing.T) {
@@ -280,9 +281,7 @@ func TestServeStops(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if wsBin != "" {
-		os.RemoveAll(wsBinDir)
-	}
+	testnet.RemoveBinary()
 	os.Exit(code)
 }
 

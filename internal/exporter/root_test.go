@@ -25,29 +25,9 @@ import (
 	"github.com/wirespeed/wirespeed/internal/testnet"
 )
 
-var wsBin, wsBinDir string
-
-// binary builds wirespeed once: `ip netns exec` and the signal and
-// not-root tests need a process of its own.
-func binary(t *testing.T) string {
-	t.Helper()
-	if wsBin != "" {
-		return wsBin
-	}
-	dir, err := os.MkdirTemp("", "ws-exporter-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(dir, 0o755) // the not-root test runs it as nobody
-	bin := filepath.Join(dir, "wirespeed")
-	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/wirespeed")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	wsBin, wsBinDir = bin, dir
-	return bin
-}
+// binary: `ip netns exec` and the signal and not-root tests need a
+// process of its own.
+func binary(t *testing.T) string { return testnet.Binary(t) }
 
 func needRoot(t *testing.T) {
 	t.Helper()
