@@ -11,6 +11,11 @@ import (
 	"strings"
 )
 
+// MaxCPUs bounds the CPU numbers the parsers accept: Linux's NR_CPUS is
+// at most 8192. Input from snapshots and results is not trusted; "0-999999999"
+// must not allocate a billion entries.
+const MaxCPUs = 8192
+
 // ParseMask parses a hex CPU mask as the kernel prints it: 32-bit groups
 // separated by commas, most significant first. An all-zero mask yields an
 // empty, non-nil slice.
@@ -21,6 +26,9 @@ func ParseMask(s string) ([]int, error) {
 		return nil, fmt.Errorf("cpumask: empty mask")
 	}
 	groups := strings.Split(s, ",")
+	if len(groups) > MaxCPUs/32 {
+		return nil, fmt.Errorf("cpumask: bad mask %q: more than %d CPUs", s, MaxCPUs)
+	}
 	cpus := []int{}
 	for gi := len(groups) - 1; gi >= 0; gi-- {
 		g := groups[gi]
@@ -84,6 +92,9 @@ func ParseList(s string) ([]int, error) {
 			if b, err = strconv.Atoi(hi); err != nil || b < a {
 				return nil, fmt.Errorf("cpumask: bad CPU list %q", s)
 			}
+		}
+		if b >= MaxCPUs {
+			return nil, fmt.Errorf("cpumask: bad CPU list %q: CPU numbers end below %d", s, MaxCPUs)
 		}
 		for c := a; c <= b; c++ {
 			cpus = append(cpus, c)

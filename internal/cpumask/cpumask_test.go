@@ -2,6 +2,7 @@ package cpumask
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,21 @@ func TestFormatRoundTrip(t *testing.T) {
 	}
 	if _, err := ParseList("3-1"); err == nil {
 		t.Error("ParseList accepted a reversed range")
+	}
+}
+
+// TestBounds: lists and masks from untrusted files cannot ask for more CPUs
+// than Linux can have.
+func TestBounds(t *testing.T) {
+	for _, s := range []string{"0-999999999", "8192", "0-8192"} {
+		if _, err := ParseList(s); err == nil {
+			t.Errorf("ParseList(%q) accepted", s)
+		}
+	}
+	if c, err := ParseList("8191"); err != nil || len(c) != 1 {
+		t.Errorf("ParseList(8191): %v %v", c, err)
+	}
+	if _, err := ParseMask(strings.Repeat("1,", 256) + "1"); err == nil {
+		t.Errorf("a 257-group mask was accepted")
 	}
 }
