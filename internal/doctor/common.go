@@ -54,7 +54,7 @@ func onlineCPUs(s *inspect.Snapshot) []int {
 		return cpus
 	}
 	var out []int
-	for i := 0; i < s.Host.CPUs.Count; i++ {
+	for i := 0; i < min(s.Host.CPUs.Count, cpumask.MaxCPUs); i++ {
 		out = append(out, i)
 	}
 	return out
