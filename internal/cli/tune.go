@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,6 +30,7 @@ func init() {
 		Usage: `wirespeed tune [plan] [IFACE...]       the actions doctor proposes, in order (changes nothing)
 wirespeed tune apply [IFACE...] [--only ID,...] [--goal throughput|latency|cpu]
                      [--peer ADDR | --lab [lab knobs] | --verify-cmd 'CMD'] [--pairs N]
+                     [--duration D] [--direction send|receive] [-P N] [--bench-args 'FLAGS']
 wirespeed tune status                 what wirespeed changed that is still in force
 wirespeed tune revert ID... | --all   put back exactly what was there before
 wirespeed tune persist [--remove]     make kept changes survive reboot and re-plug
@@ -236,6 +238,8 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	pairs := fs.Int("pairs", 3, "interleaved without/with pairs per action (>= 2)")
 	dur := fs.String("duration", "5s", "length of one measurement (--peer, --lab)")
 	dir := fs.String("direction", "send", "--peer: send (local -> peer) or receive (iperf3 -R)")
+	streams := fs.Int("P", 4, "--peer, --lab: parallel TCP streams per measurement (iperf3 -P)")
+	benchArgs := fs.String("bench-args", "", "--peer, --lab: extra 'wirespeed bench' flags for every measurement, e.g. '--port 5202 --probe-interval 20ms'")
 	knobs := addLabFlags(fs)
 	labChild := fs.String("lab-sender-ns", "", "internal: measure from this namespace (set by --lab)")
 	pos, err := parseFlags(fs, args)
@@ -266,6 +270,13 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	}
 	if *dir != bench.DirSend && *dir != bench.DirReceive {
 		return usageErrorf("tune apply: --direction %q: want send or receive", *dir)
+	}
+	if *streams < 1 || *streams > 128 {
+		return usageErrorf("tune apply: -P %d: want 1-128 streams", *streams)
+	}
+	extra := strings.Fields(*benchArgs)
+	if err := checkTuneBenchArgs(extra); err != nil {
+		return usageErrorf("tune apply: --bench-args: %v", err)
 	}
 	if *useLab {
 		if len(pos) > 0 {
@@ -318,9 +329,9 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	case *verify != "":
 		measure = verifyMeasurer(*verify, metric)
 	case *peer != "":
-		measure = benchMeasurer(nil, *peer, *dur, *dir)
+		measure = benchMeasurer(nil, *peer, *dur, *dir, *streams, extra)
 	case *labChild != "":
-		measure = benchMeasurer([]string{"ip", "netns", "exec", *labChild}, lab.ReceiverAddr.String(), *dur, bench.DirSend)
+		measure = benchMeasurer([]string{"ip", "netns", "exec", *labChild}, lab.ReceiverAddr.String(), *dur, bench.DirSend, *streams, extra)
 	}
 	t, err := tune.New(tuneStateDir(*c.stateDir), tune.Live())
 	if err != nil {
@@ -414,16 +425,52 @@ func verifyMeasurer(cmd, metric string) tune.Measurer {
 	}
 }
 
+// tuneBenchOwned are the bench flags benchMeasurer sets itself: --bench-args
+// may not give them, or a measurement would not be the one the loop reads.
+var tuneBenchOwned = map[string]bool{"peer": true, "t": true, "time": true, "omit": true, "idle": true,
+	"observe": true, "no-inspect": true, "out": true, "json": true, "direction": true, "P": true, "repeat": true}
+
+// checkTuneBenchArgs refuses --bench-args that name a flag benchMeasurer owns
+// or that are not flags at all.
+func checkTuneBenchArgs(args []string) error {
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			if i == 0 || strings.Contains(args[i-1], "=") || !strings.HasPrefix(args[i-1], "-") {
+				return fmt.Errorf("%q is not a flag", a)
+			}
+			continue
+		}
+		name := strings.TrimLeft(a, "-")
+		if k := strings.IndexByte(name, '='); k >= 0 {
+			name = name[:k]
+		}
+		if tuneBenchOwned[name] {
+			return fmt.Errorf("-%s is set by tune apply itself (use tune apply's own flags)", name)
+		}
+	}
+	return nil
+}
+
+// benchArgv is the command line of one tune measurement: bench against peer
+// for dur, in direction dir, with streams TCP streams, then the user's extra
+// flags (checked by checkTuneBenchArgs not to override these).
+func benchArgv(prefix []string, self, peer, dur, dir string, streams int, extra []string) []string {
+	argv := append(append([]string{}, prefix...), self, "bench", "--peer", peer, "-t", dur, "--omit", "1s",
+		"--idle", "0s", "--observe", "off", "--no-inspect", "--out", "-", "--json", "--direction", dir,
+		"-P", strconv.Itoa(streams))
+	return append(argv, extra...)
+}
+
 // benchMeasurer runs 'wirespeed bench --peer' (in prefix, e.g. a namespace)
-// and takes throughput, loaded p99 and CPU per Mbit/s from its result.
-func benchMeasurer(prefix []string, peer, dur, dir string) tune.Measurer {
+// with streams TCP streams and the extra bench flags, and takes throughput,
+// loaded p99 and CPU per Mbit/s from its result.
+func benchMeasurer(prefix []string, peer, dur, dir string, streams int, extra []string) tune.Measurer {
 	return func(ctx context.Context) (tune.Metrics, error) {
 		self, err := os.Executable()
 		if err != nil {
 			return nil, err
 		}
-		argv := append(append([]string{}, prefix...), self, "bench", "--peer", peer, "-t", dur, "--omit", "1s",
-			"--idle", "0s", "--observe", "off", "--no-inspect", "--out", "-", "--json", "--direction", dir)
+		argv := benchArgv(prefix, self, peer, dur, dir, streams, extra)
 		var out []byte
 		for try := 0; ; try++ {
 			c := exec.CommandContext(ctx, argv[0], argv[1:]...)

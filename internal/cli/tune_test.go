@@ -46,6 +46,10 @@ func TestTuneUsage(t *testing.T) {
 		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--pairs", "1"}, ExitUsage, "pairs"},
 		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--goal", "speed"}, ExitUsage, "goal"},
 		{[]string{"tune", "revert", "--state-dir", state}, ExitUsage, "ids or --all"},
+		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "-P", "0"}, ExitUsage, "-P 0"},
+		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "--bench-args", "--repeat 3"}, ExitUsage, "set by tune apply"},
+		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "--bench-args", "--port=5300 -t 3s"}, ExitUsage, "-t is set"},
+		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "--bench-args", "fast"}, ExitUsage, "not a flag"},
 		{[]string{"tune", "apply", "--actions", "/nonexistent.json", "--state-dir", state}, ExitUsage, "nonexistent"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -81,6 +85,20 @@ func TestTuneCorruptJournal(t *testing.T) {
 }
 
 // Not root: plan works, apply refuses and says why.
+// TestTuneBenchArgv: every measurement carries -P and the user's bench
+// flags after tune's own, and checkTuneBenchArgs lets a flag's value through.
+func TestTuneBenchArgv(t *testing.T) {
+	extra := []string{"--port", "5300", "--probe-interval=20ms"}
+	if err := checkTuneBenchArgs(extra); err != nil {
+		t.Fatalf("valid --bench-args refused: %v", err)
+	}
+	got := strings.Join(benchArgv([]string{"ip", "netns", "exec", "x"}, "/ws", "198.18.0.2", "3s", "receive", 2, extra), " ")
+	want := "ip netns exec x /ws bench --peer 198.18.0.2 -t 3s --omit 1s --idle 0s --observe off --no-inspect --out - --json --direction receive -P 2 --port 5300 --probe-interval=20ms"
+	if got != want {
+		t.Errorf("argv\n got %s\nwant %s", got, want)
+	}
+}
+
 func TestTuneNotRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("runs wirespeed as nobody, which needs root to arrange")
