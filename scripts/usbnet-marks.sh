@@ -8,7 +8,8 @@
 # Both variants run with the lab's rate-capped dummy_hcd (build.sh
 # --lab-bus): STOCK_MODS holds it with the stock usbnet (build.sh
 # --no-series --lab-bus), OURS_MODS with ours. ACCEL (default tcg-icount)
-# SPEED (default super) and TIMEOUT (per boot, default 8m) can be changed. Before each run the host's top
+# SPEED (default super), PARTS (default "bql rx") and TIMEOUT (per boot,
+# default 8m) can be changed. Before each run the host's top
 # CPU users go to NAME/host-top.txt. Summary: scripts/usbnet-marks-summary.py.
 set -u
 out=${1:?usage: usbnet-marks.sh OUT_DIR [REPS]}
@@ -37,7 +38,7 @@ run() { # NAME MODS ARGS...
 	fi
 }
 # all bql pairs first, then the receive pairs
-for s in bql rx; do
+for s in ${PARTS:-bql rx}; do
 	i=1
 	while [ "$i" -le "$n" ]; do
 		for v in stock ours; do

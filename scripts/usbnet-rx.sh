@@ -1,0 +1,52 @@
+#!/bin/sh
+# usbnet-rx.sh OUT_DIR PHASE... - issue 12's receive figures, stock usbnet vs
+# ours, 5 interleaved pairs (REPS) per phase:
+#   nic-icount     usb-nic receiving from iperf3 on the host, --accel tcg-icount:
+#                  the guest's busy CPU is the receiver's alone, in instructions;
+#   gadget-icount  usb-gadget at super speed, bus uncapped, tcg-icount: capacity;
+#   nic-tcg        usb-nic, multi-threaded TCG: the link rate in real time.
+# OURS_MODS: build.sh --lab-bus of the series; STOCK_BUS: build.sh --no-series
+# --lab-bus (the gadget's stock side; usb-nic's stock is Debian's own modules).
+# Before each boot the host's top CPU users go to NAME/host-top.txt. Write the
+# validity rules to OUT_DIR/PLAN.md before running. Summary:
+#   scripts/usbnet-rx-summary.py OUT_DIR --json OUT_DIR/summary.json
+set -u
+out=${1:?usage: usbnet-rx.sh OUT_DIR PHASE...}
+shift
+ws=${WIRESPEED:-./wirespeed}
+kver=${KVER:-6.12.117+deb12-amd64}
+ours=${OURS_MODS:-kernel/usbnet/out/$kver}
+stockbus=${STOCK_BUS:-kernel/usbnet/out/stock-lab-$kver}
+n=${REPS:-5}
+mkdir -p "$out"
+run() { # NAME ARGS...
+	name=$1
+	shift
+	mkdir -p "$out/$name"
+	{ date -u +%FT%TZ; uptime; ps -eo pcpu,pid,comm --sort=-pcpu | head -n 8; } > "$out/$name/host-top.txt"
+	echo "== $name: wirespeed lab vm $*" >> "$out/runs.txt"
+	s=$(date +%s)
+	if "$ws" lab vm "$@" --out "$out/$name" > "$out/$name.txt" 2>&1; then
+		echo "   ok in $(($(date +%s) - s)) s" >> "$out/runs.txt"
+	else
+		echo "   FAILED: $(tail -n 1 "$out/$name.txt")" >> "$out/runs.txt"
+	fi
+}
+for ph in "$@"; do
+	i=1
+	while [ "$i" -le "$n" ]; do
+		case $ph in
+		nic-icount)
+			run "nic-icount-stock-$i" usb-nic -t 8s -P 2 --direction receive --accel tcg-icount
+			run "nic-icount-ours-$i" usb-nic -t 8s -P 2 --direction receive --accel tcg-icount --modules-dir "$ours" ;;
+		gadget-icount)
+			run "gadget-icount-stock-$i" usb-gadget -t 8s -P 2 --speed super --direction receive --accel tcg-icount --modules-dir "$stockbus"
+			run "gadget-icount-ours-$i" usb-gadget -t 8s -P 2 --speed super --direction receive --accel tcg-icount --modules-dir "$ours" ;;
+		nic-tcg)
+			run "nic-tcg-stock-$i" usb-nic -t 8s -P 2 --direction receive --accel tcg
+			run "nic-tcg-ours-$i" usb-nic -t 8s -P 2 --direction receive --accel tcg --modules-dir "$ours" ;;
+		*) echo "unknown phase $ph: want nic-icount, gadget-icount or nic-tcg" >&2; exit 2 ;;
+		esac
+		i=$((i + 1))
+	done
+done
