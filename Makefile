@@ -6,7 +6,8 @@
 #                of seed 1 (no NAPI/GRO, NAPI + GRO, threaded NAPI + GRO) in the host lab
 #   make build   the static binary ./wirespeed (CGO off)
 #   make test    unit tests, plus root integration tests when run as root
-#   make check   gofmt + go vet + tests
+#   make check   gofmt + go vet + tests + every fuzz target for FUZZTIME (3s)
+#   make fuzz    only the fuzz targets (FUZZTIME=30s make fuzz for a longer run)
 #   make cross   static binaries for amd64 and arm64 into dist/
 #   make bpf     regenerate the committed eBPF objects with Debian's clang
 
@@ -38,7 +39,7 @@ TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
 
-.PHONY: all setup setup-lab run build test check cross bpf clean observe-overhead go-version check-setup-packages
+.PHONY: all setup setup-lab run build test check fuzz cross bpf clean observe-overhead go-version check-setup-packages
 
 all: build
 
@@ -94,7 +95,13 @@ check:
 	GOARCH=arm64 $(GO) build -o /dev/null ./cmd/wirespeed
 	$(MAKE) check-setup-packages
 	$(MAKE) test
+	$(MAKE) fuzz
 	@command -v qemu-system-x86_64 >/dev/null || echo "note: the VM lab's tests skipped (no QEMU): sudo make setup-lab installs what they need"
+
+# every Go fuzz target, FUZZTIME each (scripts/fuzz.sh finds them)
+FUZZTIME ?= 3s
+fuzz:
+	GO=$(GO) scripts/fuzz.sh $(FUZZTIME)
 
 cross: go-version
 	mkdir -p dist

@@ -81,6 +81,10 @@ func ParseList(s string) ([]int, error) {
 	if s == "" {
 		return cpus, nil
 	}
+	// A CPU named twice ("0,0", "0-3,2") counts once: the kernel's lists
+	// never repeat one, and repeats must not multiply what "0-8191,0-8191,..."
+	// allocates.
+	var seen [MaxCPUs]bool
 	for _, part := range strings.Split(s, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(lo)
@@ -97,7 +101,10 @@ func ParseList(s string) ([]int, error) {
 			return nil, fmt.Errorf("cpumask: bad CPU list %q: CPU numbers end below %d", s, MaxCPUs)
 		}
 		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
+			if !seen[c] {
+				seen[c] = true
+				cpus = append(cpus, c)
+			}
 		}
 	}
 	sort.Ints(cpus)

@@ -249,7 +249,7 @@ func ParsePidStat(b []byte) (*PidStat, error) {
 		return nil, fmt.Errorf("pid stat: no (comm) in %q", s)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(s[:open]))
-	if err != nil {
+	if err != nil || pid <= 0 {
 		return nil, fmt.Errorf("pid stat: bad pid in %q", s)
 	}
 	f := strings.Fields(s[closeIdx+1:])
@@ -264,7 +264,7 @@ func ParsePidStat(b []byte) (*PidStat, error) {
 	if p.STime, err = strconv.ParseUint(f[12], 10, 64); err != nil {
 		return nil, fmt.Errorf("pid stat: bad stime %q", f[12])
 	}
-	if p.Processor, err = strconv.Atoi(f[36]); err != nil {
+	if p.Processor, err = strconv.Atoi(f[36]); err != nil || p.Processor < 0 {
 		return nil, fmt.Errorf("pid stat: bad processor %q", f[36])
 	}
 	return p, nil

@@ -1,0 +1,35 @@
+#!/bin/sh
+# fuzz.sh [FUZZTIME] - run every Go fuzz target in the tree for FUZZTIME
+# (default 3s) each. Targets are found, not listed: every 'func FuzzX(f
+# *testing.F)' in a *_test.go file under internal/ or cmd/, so a new target is
+# run without touching this script. Go fuzzes one target per 'go test' run.
+# A failing input is written to the package's testdata/fuzz/FuzzX/ and
+# stays there as a regression seed that plain 'go test' replays.
+set -eu
+t=${1:-3s}
+go=${GO:-go}
+# A Fuzz function the pattern below would miss (another parameter name, a
+# line break) must not go unrun silently.
+all=$(grep -rh --include='*_test.go' '^func Fuzz' internal cmd | wc -l)
+seen=$(grep -rh --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*(f \*testing.F)' internal cmd | wc -l)
+if [ "$all" -ne "$seen" ]; then
+	echo "fuzz: $all Fuzz functions but $seen of the form 'func FuzzX(f *testing.F)': write them in that form" >&2
+	grep -rn --include='*_test.go' '^func Fuzz' internal cmd | grep -v '(f \*testing.F)' >&2
+	exit 1
+fi
+n=0
+start=$(date +%s)
+for f in $(grep -rl --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*(f \*testing.F)' internal cmd | sort); do
+	dir=./$(dirname "$f")
+	for name in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing.F).*/\1/p' "$f"); do
+		n=$((n + 1))
+		echo "fuzz: $dir $name ($t)"
+		if ! out=$("$go" test "$dir" -run '^$' -fuzz "^$name\$" -fuzztime "$t" -fuzzminimizetime 2s 2>&1); then
+			printf '%s\n' "$out" | grep -v '^fuzz: elapsed' >&2
+			echo "fuzz: $name in $dir FAILED (the input is under $dir/testdata/fuzz/$name/)" >&2
+			exit 1
+		fi
+	done
+done
+[ "$n" -gt 0 ] || { echo "fuzz: no fuzz targets found" >&2; exit 1; }
+echo "fuzz: $n targets, ${t} each, all passed in $(($(date +%s) - start)) s"
