@@ -4,6 +4,7 @@ knobs against 'wirespeed tune apply' from the same mistuned start.
 
   scripts/tune-quality.py [--bin ./wirespeed] [--reps 2] [--pairs 3]
                           [--duration 2s] [--validate 6] [--out FILE]
+                          [--tuner-args '--guard none']
 
 Builds a persistent lab (wirespeed lab up --name tq --sender-offloads off
 --qdisc pfifo_fast: GRO off, RPS off, threaded off), then
@@ -113,6 +114,7 @@ def main():
     ap.add_argument("--validate", type=int, default=6)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out", default="docs/data/tune-quality/raw.json")
+    ap.add_argument("--tuner-args", default="", help="extra 'tune apply' flags, e.g. '--guard none' (split on spaces)")
     ap.add_argument("--reuse", help="take the exhaustive search from this earlier result (same space and start)")
     a = ap.parse_args()
     bin_ = os.path.abspath(a.bin)
@@ -149,7 +151,7 @@ def main():
         f = os.path.join(lab.tmp, "cand.json")
         json.dump([x for k, v in CANDIDATES for x in knob_actions(k, v)], open(f, "w"))
         p = lab.tune("apply", DEV, "--actions", f, "--lab-sender-ns", SND, "--pairs", str(a.pairs),
-                     "--duration", a.duration, "--json", check=False)
+                     "--duration", a.duration, "--json", *a.tuner_args.split(), check=False)
         tj = json.loads(p.stdout)
         trials = sum(len(t["goal"]["before"]) + len(t["goal"]["after"]) for t in tj["trials"] if t.get("goal"))
         tuned = dict(START)

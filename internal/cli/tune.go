@@ -28,7 +28,7 @@ func init() {
 		Name:    "tune",
 		Summary: "apply doctor's fixes, keep what measurably helps, revert the rest",
 		Usage: `wirespeed tune [plan] [IFACE...]       the actions doctor proposes, in order (changes nothing)
-wirespeed tune apply [IFACE...] [--only ID,...] [--goal throughput|latency|cpu]
+wirespeed tune apply [IFACE...] [--only ID,...] [--goal throughput|latency|cpu] [--guard all|none|LIST]
                      [--peer ADDR | --lab [lab knobs] | --verify-cmd 'CMD'] [--pairs N]
                      [--duration D] [--direction send|receive] [-P N] [--bench-args 'FLAGS']
 wirespeed tune status                 what wirespeed changed that is still in force
@@ -42,8 +42,10 @@ in the state the lab knobs give, the actions applied to its receiver;
 metric - or a JSON object with throughput_mbit, latency_p99_ms,
 cpu_per_mbit) it measures without and with the action, --pairs times
 interleaved, keeps it only if the goal metric improved significantly
-(paired t-test, p < 0.05) and nothing else got significantly worse, and
-reverts it at once otherwise; it ends with a table. Without a measurement
+(one-sided paired t-test on the logs, p < 0.05) and nothing else got
+significantly worse (--guard names what may not: all by default; none
+judges by the goal alone), and reverts it at once otherwise; it ends
+with a table. Without a measurement
 it applies every action and keeps it (a static profile).
 
 Every write is read back: a value the kernel silently refused is reported
@@ -232,6 +234,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	c := addTuneCommon(fs)
 	only := fs.String("only", "", "apply only these action ids (comma-separated)")
 	goal := fs.String("goal", "throughput", "what to improve: throughput, latency (loaded p99) or cpu (CPU per Mbit/s)")
+	guard := fs.String("guard", "all", "metrics that must not get significantly worse: all, none, or a list of throughput, latency, cpu")
 	peer := fs.String("peer", "", "measure against the iperf3 server at ADDR[:PORT] (with 'wirespeed bench')")
 	useLab := fs.Bool("lab", false, "try it out in the host lab: build it, tune its receiver, remove it")
 	verify := fs.String("verify-cmd", "", "measure with this shell command (prints the goal metric, or JSON)")
@@ -260,6 +263,10 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	metric, err := tune.GoalMetric(*goal)
 	if err != nil {
 		return usageErrorf("tune apply: %v", err)
+	}
+	guards, err := tune.ParseGuards(*guard)
+	if err != nil {
+		return usageErrorf("tune apply: --guard: %v", err)
 	}
 	if *pairs < 2 || *pairs > 100 {
 		return usageErrorf("tune apply: --pairs %d: want 2-100 (the paired test needs two pairs)", *pairs)
@@ -346,7 +353,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	if measure == nil {
 		return tuneStatic(ctx, env, t, acts, *c.asJSON, progress)
 	}
-	trials, lerr := t.Loop(ctx, acts, tune.LoopConfig{Goal: *goal, Pairs: *pairs, Measure: measure, Progress: progress})
+	trials, lerr := t.Loop(ctx, acts, tune.LoopConfig{Goal: *goal, Pairs: *pairs, Guards: guards, Measure: measure, Progress: progress})
 	if *c.asJSON {
 		if err := benchWriteJSON(env, map[string]any{"goal": *goal, "metric": metric, "pairs": *pairs, "trials": trials}); err != nil {
 			return err

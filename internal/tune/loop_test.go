@@ -67,6 +67,58 @@ func TestLoopKeepsOnlyWhatHelps(t *testing.T) {
 	}
 }
 
+// TestLoopGuards: netdev_budget 600 buys throughput with CPU. Guarding every
+// metric reverts it; guarding none, or only latency, keeps it and says
+// what got worse.
+func TestLoopGuards(t *testing.T) {
+	budget := doctor.Action{ID: "budget/host", Kind: doctor.KindSysctl, Target: "net.core.netdev_budget", Value: "600"}
+	for _, c := range []struct {
+		guard string
+		want  string
+	}{{"all", "reverted"}, {"cpu", "reverted"}, {"none", "kept"}, {"latency", "kept"}} {
+		s := tree(t)
+		tu := newTuner(t, s)
+		guards, err := ParseGuards(c.guard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trials, err := tu.Loop(context.Background(), []doctor.Action{budget}, LoopConfig{Goal: "throughput", Pairs: 3, Guards: guards, Measure: stateMeasurer(t, s)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if trials[0].Verdict != c.want {
+			t.Errorf("--guard %s: %s (%s), want %s", c.guard, trials[0].Verdict, trials[0].Reason, c.want)
+		}
+		if c.want == "kept" && !strings.Contains(trials[0].Reason, MetricCPU+" got worse") {
+			t.Errorf("--guard %s: kept without saying CPU got worse: %s", c.guard, trials[0].Reason)
+		}
+	}
+	for _, bad := range []string{"speed", "cpu,", "throughput,fast"} {
+		if _, err := ParseGuards(bad); err == nil {
+			t.Errorf("ParseGuards(%q) accepted", bad)
+		}
+	}
+}
+
+// TestJudgeOneSided: GRO's three pairs from tuner-quality run 7 (quiet host
+// lab, 2 s measurements): two-sided p 0.077, one-sided 0.038 - better. The
+// same numbers the other way round are worse, not better.
+func TestJudgeOneSided(t *testing.T) {
+	before, after := []float64{3779, 4137, 4419}, []float64{6860, 5685, 5535}
+	d := judge(MetricThroughput, before, after)
+	if !d.Better || d.Worse || d.P < 0.035 || d.P > 0.04 {
+		t.Errorf("GRO's pairs: better %v worse %v p %.4f, want better at p ~0.038", d.Better, d.Worse, d.P)
+	}
+	d = judge(MetricThroughput, after, before)
+	if d.Better || !d.Worse {
+		t.Errorf("reversed: better %v worse %v", d.Better, d.Worse)
+	}
+	d = judge(MetricLatencyP99, before, after)
+	if d.Better || !d.Worse {
+		t.Errorf("latency up: better %v worse %v", d.Better, d.Worse)
+	}
+}
+
 func TestParseVerifyOutput(t *testing.T) {
 	m, err := ParseVerifyOutput([]byte("warming up\n 941.5\n"), MetricThroughput)
 	if err != nil || m[MetricThroughput] != 941.5 {
