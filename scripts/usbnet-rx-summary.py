@@ -2,14 +2,19 @@
 """usbnet-rx-summary.py DIR [--json OUT] - receive-side figures for issue 12
 from a scripts/usbnet-rx.sh run: per pair (stock, ours) and medians of
 
-  nic-icount-*:    usb-nic receiving from iperf3 on the host (the guest's busy
-                   CPU is the receiver's alone), -icount: busy CPU per Mbit/s
-                   is guest instructions per bit, host load cannot skew it;
+  nic-icount-*:    usb-nic receiving from iperf3 on the host under -icount
+                   (fails its validity rule: the host's iperf3 ends by the
+                   host's clock, the guest's bench marks every run incomplete);
   gadget-icount-*: usb-gadget at super speed, bus uncapped, -icount: the
                    guest CPU is the bottleneck, throughput (in guest time) is
                    the loop's capacity;
   nic-tcg-*:       usb-nic with multi-threaded TCG in real time: the link rate
-                   this lab gives (QEMU's usb-net emulation bounds it).
+                   this lab gives (QEMU's usb-net emulation bounds it), and the
+                   receiver-only CPU (the sender is iperf3 on the host).
+
+CPU per Mbit/s = the guest's total busy CPU (both vCPUs) over bench's load
+window / the device under test's receive rate from its counters over the
+same window.
 
 Validity (DIR/PLAN.md, written before the runs): a pair counts when both
 boots' vm.json say ok and both wrote a complete bench JSON; for nic-tcg a
@@ -38,16 +43,24 @@ def bench(name):
     cpus = (run.get('load') or {}).get('cpus') or []
     n = len(cpus) or 2
     mbit = m['receive_mbit']
+    # CPU per Mbit/s over one window: the load phase's CPU and the device
+    # under test's receive counters over the same span.
+    devs_load = (run.get('load') or {}).get('devices') or {}
+    dut = next(iter(devs_load.values()), {}) if len(devs_load) == 1 else devs_load.get('usb0', {})
+    dmbit = dut.get('rx_mbit') or mbit
     busy = (100 - m['cpu_idle_pct']) * n  # % of one CPU, all CPUs
-    out = {'mbit': mbit, 'busy_pct': busy, 'busy_per_mbit': busy / mbit,
-           'softirq_per_mbit': m.get('cpu_softirq_pct', 0) * n / mbit,
-           'sys_per_mbit': m.get('cpu_sys_pct', 0) * n / mbit,
-           'usr_per_mbit': sum(c.get('user_pct', 0) for c in cpus) / mbit,
+    out = {'mbit': mbit, 'dev_rx_mbit': dmbit, 'busy_pct': busy, 'busy_per_mbit': busy / dmbit,
+           'softirq_per_mbit': m.get('cpu_softirq_pct', 0) * n / dmbit,
+           'sys_per_mbit': m.get('cpu_sys_pct', 0) * n / dmbit,
+           'usr_per_mbit': sum(c.get('user_pct', 0) for c in cpus) / dmbit,
            'load_p50_ms': m.get('icmp_load_p50_ms')}
-    devs = (run.get('observe') or {}).get('devices') or []
-    if devs:
-        out['rx_path'] = devs[0].get('rx_path')
-        out['gro_ratio'] = devs[0].get('gro_ratio')
+    # observe's entry for the device under test (the one the load counters
+    # name), not its "(no_device)" entry for the per-CPU backlogs
+    names = set(devs_load) or {'usb0'}
+    for dv in (run.get('observe') or {}).get('devices') or []:
+        if dv.get('name') in names:
+            out['rx_path'] = dv.get('rx_path')
+            out['gro_ratio'] = dv.get('gro_ratio')
     return out
 
 
@@ -70,7 +83,7 @@ def med(x):
 
 
 summary = {'dir': d, 'phases': {}}
-for ph, title in (('nic-icount', 'usb-nic receive, -icount: receiver-only CPU'),
+for ph, title in (('nic-icount', 'usb-nic receive, -icount (invalid by PLAN.md: every run incomplete)'),
                   ('gadget-icount', 'usb-gadget receive, super speed, uncapped, -icount'),
                   ('nic-tcg', 'usb-nic receive, multi-threaded TCG (real time)')):
     reps = sorted({int(m.group(1)) for p in glob.glob(f'{d}/{ph}-stock-*/') for m in [re.search(r'-(\d+)/$', p)] if m})
