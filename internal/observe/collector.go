@@ -326,9 +326,11 @@ func Start(ctx context.Context, opts Options) (s *Session, err error) {
 	if len(s.links) == 0 {
 		return nil, fmt.Errorf("no tracepoint could be attached: %s", s.describeFailures())
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	// A ctx cancelled while attaching (Ctrl-C during start-up) is not an
+	// error: the session is returned and the caller, who watches ctx too,
+	// stops it at once and prints what little it saw. Returning an error
+	// here left the attached links open and made 'observe' exit 1 on a
+	// Ctrl-C that landed in the first ~second.
 	s.start = time.Now()
 	s.lastAt = s.start
 	if s.sampling {

@@ -472,6 +472,29 @@ func TestSampledDetachesBetweenWindows(t *testing.T) {
 	}
 }
 
+// TestRunCancelledDuringStart: a Ctrl-C that lands while observe is still
+// attaching returns the (short) observation, not an error, and leaves
+// nothing attached. Before, Start returned ctx's error with its links still
+// open, and 'observe' exited 1 on an early Ctrl-C (seen as a flake of
+// TestCommandDetachesOnInterrupt).
+func TestRunCancelledDuringStart(t *testing.T) {
+	needRoot(t)
+	if _, err := exec.LookPath("bpftool"); err != nil {
+		t.Skip("bpftool not installed")
+	}
+	for _, sample := range []float64{0, 0.2} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		o, err := Run(ctx, Options{Sample: sample, Period: 500 * time.Millisecond}, time.Minute)
+		if err != nil || o == nil {
+			t.Fatalf("sample %v: Run with a cancelled ctx: %v", sample, err)
+		}
+		if n := ourPerfBPF(t); n != 0 {
+			t.Errorf("sample %v: %d of our programs still attached after Run returned", sample, n)
+		}
+	}
+}
+
 // napiThreads lists pids of napi/<dev>-<id> kthreads from /proc.
 func napiThreads(t *testing.T, dev string) map[uint32]string {
 	t.Helper()
