@@ -47,6 +47,7 @@ func TestTuneUsage(t *testing.T) {
 		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--goal", "speed"}, ExitUsage, "goal"},
 		{[]string{"tune", "revert", "--state-dir", state}, ExitUsage, "ids or --all"},
 		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "-P", "0"}, ExitUsage, "-P 0"},
+		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "--guard", "speed"}, ExitUsage, "--guard"},
 		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "--bench-args", "--repeat 3"}, ExitUsage, "set by tune apply"},
 		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "--bench-args", "--port=5300 -t 3s"}, ExitUsage, "-t is set"},
 		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "--bench-args", "fast"}, ExitUsage, "not a flag"},
