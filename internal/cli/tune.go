@@ -45,8 +45,8 @@ interleaved, keeps it only if the goal metric improved significantly
 (one-sided paired t-test on the logs, p < 0.05) and nothing else got
 significantly worse (--guard names what may not: all by default; none
 judges by the goal alone), and reverts it at once otherwise; it ends
-with a table. Without a measurement
-it applies every action and keeps it (a static profile).
+with a table. Without a measurement it applies every action and keeps it
+(a static profile).
 
 Every write is read back: a value the kernel silently refused is reported
 as refused and put back. The old values are journaled in the state
