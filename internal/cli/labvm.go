@@ -15,7 +15,7 @@ import (
 // runLabVM is reached as "wirespeed lab vm" (lab.go dispatches to it).
 const labVMUsage = `wirespeed lab vm SCENARIO [flags] | wirespeed lab vm list
 
-Boots Debian's linux-image-6.12 kernel in QEMU (fetched with apt-get
+Boots Debian 12's own kernel (6.12 by default, --kernel-version 6.1 for bookworm's default 6.1) in QEMU (fetched with apt-get
 download into the cache, nothing installed on the host), with an initramfs
 holding busybox, iperf3, iproute2, this wirespeed binary and the modules the
 scenario needs, and runs the scenario: 'wirespeed bench' (with observe)
@@ -71,7 +71,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	tunnels := fs.Int("tunnels", 4, "wireguard: tunnels (one iperf3 flow each)")
 	threaded := fs.String("threaded", "", "threaded NAPI on or off for the device under test (usb-gadget, bql, usb-nic) or the WireGuard devices (default: the kernel's)")
 	out := fs.String("out", "", "directory for the results (default wirespeed-vm-SCENARIO-DATE-TIME)")
-	kver := fs.String("kernel-version", "", "Debian kernel to use, e.g. 6.12.117 (default: the newest 6.12 apt knows)")
+	kver := fs.String("kernel-version", "", "Debian 12 kernel: a family, 6.1 (bookworm's default) or 6.12, for its newest, or a release, e.g. 6.12.117 or 6.1.0-56 (default: the newest 6.12 apt knows)")
 	kimg := fs.String("kernel", "", "boot this kernel image instead of Debian's (needs --modules)")
 	kmods := fs.String("modules", "", "the lib/modules/RELEASE tree of --kernel (with modules.dep)")
 	mdir := fs.String("modules-dir", "", "directory of .ko files that replace the kernel's modules of the same name")

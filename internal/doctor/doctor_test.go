@@ -130,6 +130,14 @@ func TestRules(t *testing.T) {
 			change: func(t *testing.T, in *Input) { in.Snap.Host.Kernel = "6.12.57+deb12-arm64" }, text: "dkms install wirespeed-usbnet"},
 		{name: "usbnet on a backports kernel gets the module", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Warn,
 			change: func(t *testing.T, in *Input) { in.Snap.Host.Kernel = "6.12.38+bpo-amd64" }, text: "dkms install wirespeed-usbnet"},
+		{name: "usbnet on Debian 12's default 6.1 gets the module", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Warn,
+			change: func(t *testing.T, in *Input) { in.Snap.Host.Kernel = "6.1.0-56-arm64" }, text: "dkms install wirespeed-usbnet"},
+		{name: "usbnet on a Raspberry Pi OS 6.12 kernel gets the module and the tree caveat", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Warn,
+			change: func(t *testing.T, in *Input) { in.Snap.Host.Kernel = "6.12.47+rpt-rpi-v8" }, text: "KSRC=DIR dkms install"},
+		{name: "usbnet on 6.19: BQL in tree, only NAPI + GRO missing", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Warn,
+			change: func(t *testing.T, in *Input) { in.Snap.Host.Kernel = "6.19.3-arm64" }, text: "only the NAPI + GRO half"},
+		{name: "usbnet on 6.6 (Raspberry Pi OS of 2024) is refused", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Warn,
+			change: func(t *testing.T, in *Input) { in.Snap.Host.Kernel = "6.6.51+rpt-rpi-v8" }, text: "does not apply to kernel 6.6.51+rpt-rpi-v8"},
 		{name: "usbnet busy in the observation is critical", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Crit,
 			change: func(t *testing.T, in *Input) {
 				in.Obs = &observe.Observation{Devices: []observe.Device{{Name: "eth1", RXPath: observe.PathNetifRx, NetifRx: 300000, NetifRxPerSec: 60000}}}
@@ -706,6 +714,10 @@ func TestModuleKernelsMatchDKMS(t *testing.T) {
 	}
 	if string(m[1]) != ModuleKernels.String() {
 		t.Errorf("dkms.conf accepts %s, doctor recommends the module for %s", m[1], ModuleKernels)
+	}
+	v := regexp.MustCompile(`(?m)^PACKAGE_VERSION="([^"]+)"`).FindSubmatch(b)
+	if v == nil || string(v[1]) != ModuleVersion {
+		t.Errorf("dkms.conf's PACKAGE_VERSION is %q, doctor installs wirespeed-usbnet/%s", v, ModuleVersion)
 	}
 }
 

@@ -97,7 +97,7 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 				if ModuleKernels.MatchString(in.Snap.Host.Kernel) {
 					f.Fix.Commands = append(f.Fix.Commands, "# wirespeed's usbnet module adds BQL (kernel/usbnet; see finding usbnet-no-gro for the install)")
 				} else {
-					f.Fix.Commands = append(f.Fix.Commands, "# usbnet gains BQL in Linux 6.19; wirespeed's usbnet module (kernel/usbnet) adds it for "+ModuleKernelsText+" only")
+					f.Fix.Commands = append(f.Fix.Commands, "# usbnet gains BQL in Linux 6.19; wirespeed's usbnet module (kernel/usbnet) adds it for "+ModuleKernelsText)
 				}
 				if d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
 					rate := *d.Link.SpeedMbps * 95 / 100

@@ -21,12 +21,25 @@ func init() {
 	})
 }
 
-// ModuleKernels matches the kernels kernel/usbnet builds for: Debian 12's
-// 6.12 kernels, the point releases and the backports.
-var ModuleKernels = regexp.MustCompile(`^6\.12\.[0-9]+\+(deb12|bpo)-(amd64|arm64|cloud-amd64|cloud-arm64|rt-amd64|rt-arm64)$`)
+// ModuleKernels matches the kernels kernel/usbnet builds for, the rule of
+// its dkms.conf: any kernel of the 6.1 or 6.12 family, whatever its name.
+var ModuleKernels = regexp.MustCompile(`^(6\.1|6\.12)\.[0-9]+([^0-9].*)?$`)
 
 // ModuleKernelsText says the same for people.
-const ModuleKernelsText = "Debian 12's 6.12 kernels (6.12.N+deb12-ARCH and backports 6.12.N+bpo-ARCH; amd64, arm64, cloud, rt)"
+const ModuleKernelsText = "the Linux 6.1 and 6.12 families (Debian 12's default 6.1.0-N, 6.12.N+deb12/+bpo/+deb13, Raspberry Pi OS 6.12.N+rpt-*, self-built 6.1.y and 6.12.y)"
+
+// ModuleVersion is kernel/usbnet's DKMS package version (dkms.conf).
+const ModuleVersion = "0.2"
+
+// moduleRefusal says, as build.sh and dkms.conf do, why kernel k gets no
+// module and what the user can do instead.
+func moduleRefusal(k string) string {
+	var major, minor int
+	if n, _ := fmt.Sscanf(k, "%d.%d", &major, &minor); n == 2 && (major > 6 || major == 6 && minor >= 19) {
+		return "# wirespeed's usbnet module (kernel/usbnet) is not for kernel " + k + ": Linux 6.19+ has usbnet's BQL in tree; only the NAPI + GRO half is still missing upstream, and the module builds for " + ModuleKernelsText + " only"
+	}
+	return "# wirespeed's usbnet module (kernel/usbnet) does not apply to kernel " + k + ": it builds for " + ModuleKernelsText + "; boot a kernel of one of them (Debian 12's linux-image-amd64/-arm64 is 6.1) to use it"
+}
 
 func checkUSBNet(in *Input) ([]Finding, []Skipped) {
 	var out []Finding
@@ -76,20 +89,19 @@ func usbnetFix(s *inspect.Snapshot, d *inspect.Device) *Fix {
 	if ModuleKernels.MatchString(k) {
 		fix.Commands = append(fix.Commands,
 			"# kernel "+k+" matches wirespeed's usbnet module (NAPI + GRO for usbnet RX, plus BQL):",
-			"cp -r kernel/usbnet /usr/src/wirespeed-usbnet-0.1 && dkms install wirespeed-usbnet/0.1",
+			"cp -r kernel/usbnet /usr/src/wirespeed-usbnet-"+ModuleVersion+" && dkms install wirespeed-usbnet/"+ModuleVersion,
 			fmt.Sprintf("modprobe -r %s usbnet && modprobe %s", d.Driver, d.Driver))
 	} else {
-		fix.Commands = append(fix.Commands,
-			"# wirespeed's usbnet module (kernel/usbnet) does not apply to kernel "+k+": it builds for "+ModuleKernelsText+" only")
+		fix.Commands = append(fix.Commands, moduleRefusal(k))
 	}
 	cpus, known := rpsCPUs(d)
 	if known && len(cpus) == 0 && len(onlineCPUs(s)) > 1 {
 		fix.Commands = append(fix.Commands,
 			"# today, on any kernel: spread protocol processing with RPS (see finding irq-stuck-rps-off for the mask)")
 	}
-	fix.Caveat = "The module replaces usbnet and every minidriver on it (struct usbnet changes); `dkms remove wirespeed-usbnet/0.1 --all` goes back to the stock modules."
-	if strings.Contains(k, "rpi") || strings.Contains(k, "raspi") {
-		fix.Caveat += " Raspberry Pi OS kernels are not among the kernels it builds for."
+	fix.Caveat = "The module replaces usbnet and every minidriver on it (struct usbnet changes); `dkms remove wirespeed-usbnet/" + ModuleVersion + " --all` goes back to the stock modules."
+	if ModuleKernels.MatchString(k) && (strings.Contains(k, "rpi") || strings.Contains(k, "raspi") || strings.Contains(k, "-v8")) {
+		fix.Caveat += " On Raspberry Pi OS the module is built from Debian's linux-source of the same family, which lacks the Raspberry Pi tree's own changes to drivers/net/usb (smsc95xx's extra parameters, say); to keep them, build with that tree: KSRC=DIR dkms install ..."
 	}
 	return fix
 }

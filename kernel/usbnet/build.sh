@@ -1,159 +1,290 @@
 #!/bin/bash
-# Build wirespeed's usbnet (RX through NAPI + GRO, threaded by default,
-# BQL) and every usbnet minidriver from Debian's linux-source-6.12, for one
-# Debian 12 6.12 kernel. The patches in patches/ are applied at build time
-# to the source fetched by package; nothing else of the kernel is kept here.
+# Build wirespeed's usbnet (RX through NAPI + GRO, polled in softirq by
+# default - threaded polling is opt-in through /sys/class/net/DEV/threaded -
+# plus BQL) and every usbnet minidriver, for one kernel of the 6.1 or 6.12
+# family. The patches in patches/FAMILY/ are applied at build time to the
+# kernel's own source; nothing of the kernel is kept here.
 #
-#   build.sh --kver 6.12.117+deb12-amd64 [--kdir DIR] [--debver VER]
+#   build.sh --kver KVER [--kdir DIR] [--ksrc DIR] [--debver VER]
 #            [--out DIR] [--cache DIR] [--source-only] [--check-kver]
 #            [--no-series] [--extra-patch FILE]... [--lab-bus]
 #
+# --kver  the kernel release (uname -r): 6.1.0-56-amd64, 6.12.117+deb12-amd64,
+#         6.12.47+rpt-rpi-v8, 6.12.40-custom, ... any 6.1.y or 6.12.y.
 # --kdir  the kernel's build directory (DKMS passes /lib/modules/KVER/build;
 #         without it, /lib/modules/KVER/build when the headers are installed).
-#         Otherwise the matching linux-headers packages are fetched with
-#         apt-get download and unpacked in the cache (nothing is installed).
-# --debver the Debian version of the kernel packages (6.12.117-1~deb12u1);
-#         found with dpkg-query or apt-cache when not given.
+#         For Debian's own kernel names the headers packages are otherwise
+#         fetched with apt-get download and unpacked in the cache (nothing is
+#         installed); any other kernel needs its headers installed.
+# --ksrc  a kernel source tree of the same family to take usbnet from (also
+#         KSRC=DIR in the environment, which DKMS passes on). Without it the
+#         source is an installed linux-source-X.Y (/usr/src/linux-source-X.Y.tar.xz),
+#         else linux-source-X.Y fetched with apt-get download, the version
+#         closest to the kernel's patch level (--debver VER picks one).
 # --source-only  fetch and unpack the source, print its directory, stop.
 # --check-kver   only say whether KVER is a kernel these patches are for.
 # --no-series    build the stock sources (lab comparisons only).
-# --extra-patch  also apply FILE after the series (lab/*.patch; lab only).
-# --lab-bus      also build dummy_hcd with lab/dummy_hcd-rate-cap.patch
+# --extra-patch  also apply FILE after the series (lab/*.patch; lab only; a
+#                name not found as given is looked up in lab/FAMILY/).
+# --lab-bus      also build dummy_hcd with lab/FAMILY/dummy_hcd-rate-cap.patch
 #                (rate_mbit=N: the VM lab's fixed-rate USB bus; lab only).
-# The source comes from an installed linux-source-6.12 of the same Debian
-# version (/usr/src/linux-source-6.12.tar.xz) when there is one: with the
-# headers installed too, nothing is fetched.
+# The build says which source it used, and when that source's patch level
+# differs from the kernel's.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-kver="" kdir="" debver="" out="" source_only="" check_only="" series=1
+kver="" kdir="" ksrc="${KSRC:-}" debver="" out="" source_only="" check_only="" series=1
 extra=() lab_bus=""
 if [ "$(id -u)" = 0 ]; then base=/var/cache/wirespeed; else base="${XDG_CACHE_HOME:-$HOME/.cache}/wirespeed"; fi
 cache="${WIRESPEED_CACHE:-$base}/usbnet"
 
 die() { echo "wirespeed-usbnet: $*" >&2; exit 1; }
+say() { echo "wirespeed-usbnet: $*" >&2; }
 
+need_arg() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a value (see --help)"; }
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--kver) kver="$2"; shift 2 ;;
-	--kdir) kdir="$2"; shift 2 ;;
-	--debver) debver="$2"; shift 2 ;;
-	--out) out="$2"; shift 2 ;;
-	--cache) cache="$2"; shift 2 ;;
+	--kver) need_arg "$@"; kver="$2"; shift 2 ;;
+	--kdir) need_arg "$@"; kdir="$2"; shift 2 ;;
+	--ksrc) need_arg "$@"; ksrc="$2"; shift 2 ;;
+	--debver) need_arg "$@"; debver="$2"; shift 2 ;;
+	--out) need_arg "$@"; out="$2"; shift 2 ;;
+	--cache) need_arg "$@"; cache="$2"; shift 2 ;;
 	--source-only) source_only=1; shift ;;
 	--check-kver) check_only=1; shift ;;
 	--no-series) series=""; shift ;;
 	--lab-bus) lab_bus=1; shift ;;
-	--extra-patch) extra+=("$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
-	-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+	--extra-patch) need_arg "$@"; extra+=("$2"); shift 2 ;;
+	-h|--help) sed -n '2,32p' "$0"; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
 done
 
-[ -n "$kver" ] || die "--kver is required (for example 6.12.117+deb12-amd64)"
+[ -n "$kver" ] || die "--kver is required (for example $(uname -r), the running kernel)"
 
-# The patches are made for Debian 12's 6.12 kernels; refuse anything else
-# before fetching or building a thing. The rule is dkms.conf's
-# BUILD_EXCLUSIVE_KERNEL, so that DKMS and this script agree.
-rule="$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' "$here/dkms.conf")"
-[ -n "$rule" ] || die "no BUILD_EXCLUSIVE_KERNEL in $here/dkms.conf"
-if ! [[ "$kver" =~ $rule ]]; then
-	die "kernel $kver is not one these patches are for. They are made for Debian 12's linux-source-6.12 and build for its kernels, 6.12.N+deb12-FLAVOUR (bookworm) and 6.12.N+bpo-FLAVOUR (bookworm-backports), FLAVOUR amd64, arm64, cloud-amd64, cloud-arm64, rt-amd64 or rt-arm64 (rule: $rule). Keep the stock usbnet on this kernel."
+# The kernels it builds for are one rule, dkms.conf's BUILD_EXCLUSIVE_KERNEL,
+# and one refusal, dkms.conf's wirespeed_usbnet_refusal: DKMS and this
+# script agree. Refuse before fetching or building anything.
+# shellcheck source=dkms.conf
+set +u; kernelver=""; . "$here/dkms.conf" || die "cannot read $here/dkms.conf"; set -u
+[ -n "${BUILD_EXCLUSIVE_KERNEL:-}" ] || die "no BUILD_EXCLUSIVE_KERNEL in $here/dkms.conf"
+if ! [[ "$kver" =~ $BUILD_EXCLUSIVE_KERNEL ]]; then
+	wirespeed_usbnet_refusal "$kver"
+	exit 1
 fi
-[ -z "$check_only" ] || { echo "wirespeed-usbnet: kernel $kver accepted"; exit 0; }
-[[ "$kver" =~ ^(6\.12\.[0-9]+)\+(deb12|bpo)- ]]
-upver="${BASH_REMATCH[1]}"
-# the ABI name in Debian's package names: 6.12.117+deb12, 6.12.9+bpo
-abi="$upver+${BASH_REMATCH[2]}"
-# and in their Debian versions: 6.12.117-1~deb12u1, 6.12.9-1~bpo12+1
-case "${BASH_REMATCH[2]}" in deb12) tag="~deb12" ;; *) tag="~bpo12" ;; esac
+family="${BASH_REMATCH[1]}" # 6.1 or 6.12
+[ -z "$check_only" ] || { say "kernel $kver accepted (the $family family: patches/$family)"; exit 0; }
+[ -d "$here/patches/$family" ] || die "no patches/$family in $here"
 
-for tool in dpkg-deb tar xz patch make; do
-	command -v "$tool" >/dev/null || die "$tool is missing (apt-get install dpkg tar xz-utils patch make)"
+for tool in tar patch make; do
+	command -v "$tool" >/dev/null || die "$tool is missing (apt-get install tar patch make)"
 done
 
-if [ -z "$debver" ]; then
-	debver="$(dpkg-query -W -f='${Version}' "linux-headers-$kver" 2>/dev/null || true)"
-fi
-if [ -z "$debver" ]; then
-	debver="$(apt-cache madison linux-source-6.12 2>/dev/null | awk -v v="$upver-" -v t="$tag" 'index($3, v) == 1 && index($3, t) {print $3; exit}')"
-fi
-[ -n "$debver" ] || die "no Debian package version for $kver: apt-cache knows no linux-source-6.12 $upver-*$tag* (run apt-get update, or give --debver)"
-[[ "$debver" == "$upver-"*"$tag"* ]] || die "--debver $debver does not belong to kernel $kver ($upver-*$tag*)"
+# sublevel_of_kdir DIR: the SUBLEVEL of the kernel whose build directory is
+# DIR, from its Makefile or the one it includes (Debian's arch headers
+# include the -common ones). Empty when not found.
+sublevel_of_kdir() {
+	local mk="$1/Makefile" inc n
+	[ -f "$mk" ] || return 0
+	n="$(sed -n 's/^SUBLEVEL[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$mk" | head -n 1)"
+	if [ -z "$n" ]; then
+		inc="$(sed -n 's/^include[[:space:]]\+\(\/.*Makefile\)[[:space:]]*$/\1/p' "$mk" | head -n 1)"
+		[ -n "$inc" ] && [ -f "$inc" ] &&
+			n="$(sed -n 's/^SUBLEVEL[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$inc" | head -n 1)"
+	fi
+	echo "$n"
+}
+# family_of_tree DIR: "6.12" for a source tree whose Makefile says 6.12.
+family_of_tree() {
+	local v p
+	v="$(sed -n 's/^VERSION[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$1/Makefile" 2>/dev/null | head -n 1)"
+	p="$(sed -n 's/^PATCHLEVEL[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$1/Makefile" 2>/dev/null | head -n 1)"
+	[ -n "$v" ] && [ -n "$p" ] && echo "$v.$p"
+}
+sublevel_of_tree() { sed -n 's/^SUBLEVEL[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$1/Makefile" 2>/dev/null | head -n 1; }
 
 mkdir -p "$cache"
-fetch() { # package=version -> the .deb in the cache
-	local pkg="${1%%=*}" ver="${1#*=}" deb
-	deb="$(ls "$cache/${pkg}_${ver//:/%3a}_"*.deb 2>/dev/null | head -1 || true)"
-	if [ -z "$deb" ]; then
-		command -v apt-get >/dev/null || die "$pkg $ver is neither installed nor in $cache, and there is no apt-get to fetch it"
-		echo "wirespeed-usbnet: fetching $pkg $ver" >&2
-		(cd "$cache" && apt-get download -q "$pkg=$ver" >/dev/null 2>&1) ||
-			die "apt-get download $pkg=$ver failed (is the Debian archive reachable, and apt-get update done?)"
+fetch() { # package[=version] -> the .deb in the cache
+	local pkg="${1%%=*}" ver="" deb
+	[ "$pkg" = "$1" ] || ver="${1#*=}"
+	if [ -n "$ver" ]; then
+		deb="$(ls "$cache/${pkg}_${ver//:/%3a}_"*.deb 2>/dev/null | head -1 || true)"
+		[ -n "$deb" ] && { echo "$deb"; return; }
+	fi
+	command -v apt-get >/dev/null || die "$pkg${ver:+ $ver} is neither installed nor in $cache, and there is no apt-get to fetch it"
+	say "fetching $pkg${ver:+ $ver}"
+	local before after
+	before="$(ls "$cache"/*.deb 2>/dev/null || true)"
+	(cd "$cache" && apt-get download -q "$1" >/dev/null 2>&1) ||
+		die "apt-get download $1 failed (is the Debian archive reachable, and apt-get update done? Or install the package, or give --ksrc/--kdir)"
+	if [ -n "$ver" ]; then
 		deb="$(ls "$cache/${pkg}_${ver//:/%3a}_"*.deb | head -1)"
+	else
+		after="$(ls "$cache"/*.deb)"
+		deb="$(comm -13 <(echo "$before") <(echo "$after") | grep "/${pkg}_" | head -1 || true)"
+		[ -n "$deb" ] || deb="$(ls -t "$cache/${pkg}_"*.deb | head -1)"
 	fi
 	echo "$deb"
 }
 
-# 1. The source: only what the build needs.
-src="$cache/src-$debver"
-if [ ! -f "$src/.complete" ] || [ ! -f "$src/drivers/usb/gadget/udc/dummy_hcd.c" ]; then
-	rm -rf "$src" && mkdir -p "$src"
-	installed="$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' linux-source-6.12 2>/dev/null || true)"
-	if [ "$installed" = "ii $debver" ] && [ -f /usr/src/linux-source-6.12.tar.xz ]; then
-		echo "wirespeed-usbnet: extracting drivers/net/usb from the installed linux-source-6.12 $debver" >&2
-		tarball() { cat /usr/src/linux-source-6.12.tar.xz; }
-	else
-		deb="$(fetch "linux-source-6.12=$debver")"
-		echo "wirespeed-usbnet: extracting drivers/net/usb from $(basename "$deb")" >&2
-		tarball() { dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/src/linux-source-6.12.tar.xz; }
+# 1. The kernel's build directory: given, installed, or (Debian's own
+# kernels, this machine's architecture) fetched.
+host_arch="$(dpkg --print-architecture 2>/dev/null || uname -m)"
+if [ -z "$kdir" ] && [ -f "/lib/modules/$kver/build/Makefile" ]; then
+	kdir="/lib/modules/$kver/build"
+fi
+if [ -z "$kdir" ] && [ -z "$source_only" ]; then
+	hdrpkgs=()
+	if [[ "$kver" =~ ^(6\.12\.[0-9]+\+(deb12|deb13|bpo))-(.+)$ ]]; then
+		abi="${BASH_REMATCH[1]}" flavour="${BASH_REMATCH[3]}"
+		hdrpkgs=("linux-headers-$kver" "linux-headers-$abi-common" "linux-kbuild-$abi")
+	elif [[ "$kver" =~ ^(6\.1\.0-[0-9]+)-(.+)$ ]]; then
+		abi="${BASH_REMATCH[1]}" flavour="${BASH_REMATCH[2]}"
+		hdrpkgs=("linux-headers-$kver" "linux-headers-$abi-common" "linux-kbuild-6.1")
 	fi
-	tarball | tar -xJ -C "$src" --strip-components=1 \
-			linux-source-6.12/drivers/net/usb \
-			linux-source-6.12/drivers/usb/gadget/udc/dummy_hcd.c \
-			linux-source-6.12/include/linux/usb/usbnet.h \
-			linux-source-6.12/include/linux/usb/cdc_ncm.h \
-			linux-source-6.12/scripts/checkpatch.pl \
-			linux-source-6.12/scripts/spelling.txt \
-			linux-source-6.12/scripts/const_structs.checkpatch
-	touch "$src/.complete"
+	[ ${#hdrpkgs[@]} -gt 0 ] ||
+		die "no headers for $kver: install them (/lib/modules/$kver/build; on Raspberry Pi OS: apt-get install linux-headers-$kver), or give --kdir DIR"
+	case "$flavour" in
+	*arm64*|*rpi*) farch=arm64 ;;
+	*amd64*) farch=amd64 ;;
+	*) farch="$host_arch" ;;
+	esac
+	[ "$farch" = "$host_arch" ] ||
+		die "no headers for $kver installed, and they are $farch packages on this $host_arch machine: install linux-headers-$kver for $farch and give --kdir DIR (the tree's scripts must run here)"
+	command -v dpkg-deb >/dev/null || die "dpkg-deb is missing: install the headers of $kver or give --kdir DIR"
+	hdr="$cache/headers-$kver"
+	if [ ! -f "$hdr/.complete" ]; then
+		rm -rf "$hdr" && mkdir -p "$hdr"
+		first="$(fetch "${hdrpkgs[0]}")"
+		hver="$(dpkg-deb -f "$first" Version)"
+		dpkg-deb -x "$first" "$hdr"
+		for p in "${hdrpkgs[@]:1}"; do
+			dpkg-deb -x "$(fetch "$p=$hver")" "$hdr"
+		done
+		# The arch package includes the common one by absolute path.
+		sed -i "s#^include /usr/src/#include $hdr/usr/src/#" "$hdr/usr/src/linux-headers-$kver/Makefile"
+		echo "$hver" >"$hdr/.complete"
+	fi
+	kdir="$hdr/usr/src/linux-headers-$kver"
+fi
+if [ -n "$kdir" ]; then
+	kdir="$(cd "$kdir" 2>/dev/null && pwd)" || die "--kdir: no such directory"
+	[ -f "$kdir/Makefile" ] || die "no kernel build directory at $kdir (install linux-headers-$kver, or give --kdir DIR)"
+fi
+
+# The kernel's patch level: its build directory knows it (Debian's
+# 6.1.0-N names do not); else its name.
+sub=""
+[ -z "$kdir" ] || sub="$(sublevel_of_kdir "$kdir")"
+if [ -z "$sub" ] && [[ "$kver" =~ ^6\.[0-9]+\.([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != 0 ]; then
+	sub="${BASH_REMATCH[1]}"
+fi
+kpl="$family${sub:+.$sub}"
+
+# 2. The source: --ksrc/KSRC, an installed linux-source-X.Y, or one fetched.
+# Only what the build needs is unpacked.
+files=(drivers/net/usb include/linux/usb/usbnet.h include/linux/usb/cdc_ncm.h
+	drivers/usb/gadget/udc/dummy_hcd.c scripts/checkpatch.pl scripts/spelling.txt
+	scripts/const_structs.checkpatch)
+differs() { # SOURCE_PATCHLEVEL WHAT -> a note when it is not the kernel's
+	if [ -z "$sub" ]; then
+		say "the kernel's patch level is unknown (no SUBLEVEL in its headers): $2 is $1"
+	elif [ "$1" != "$family.$sub" ]; then
+		say "note: $2 is $1, the kernel is $kpl: usbnet is built from a source of another patch level"
+	fi
+}
+if [ -n "$ksrc" ]; then
+	ksrc="$(cd "$ksrc" 2>/dev/null && pwd)" || die "--ksrc/KSRC: no such directory"
+	[ -f "$ksrc/drivers/net/usb/usbnet.c" ] && [ -f "$ksrc/include/linux/usb/usbnet.h" ] ||
+		die "--ksrc $ksrc is not a kernel source tree (no drivers/net/usb/usbnet.c)"
+	tf="$(family_of_tree "$ksrc" || true)"
+	[ "$tf" = "$family" ] || die "--ksrc $ksrc is Linux ${tf:-?} (its Makefile), the kernel $kver is of the $family family"
+	src="$ksrc"
+	srcname="the tree $ksrc (Linux $tf.$(sublevel_of_tree "$ksrc"))"
+	differs "$tf.$(sublevel_of_tree "$ksrc")" "the source ($ksrc)"
+else
+	pkg="linux-source-$family"
+	installed="$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$pkg" 2>/dev/null || true)"
+	if [ -z "$debver" ] && [[ "$installed" == "ii "* ]] && [ -f "/usr/src/$pkg.tar.xz" ]; then
+		debver="${installed#ii }"
+		from=installed
+	else
+		from=fetched
+		if [ -z "$debver" ]; then
+			command -v apt-cache >/dev/null || die "no $pkg installed and no apt-cache to find one: give --ksrc DIR (a $family kernel tree)"
+			# The version closest to the kernel's patch level (ties: the newer).
+			debver="$(apt-cache madison "$pkg" 2>/dev/null | awk -F'|' -v want="${sub:--1}" '
+				{ v = $2; gsub(/ /, "", v); split(v, a, /[.-]/); n = a[3] + 0
+				  d = want < 0 ? -n : (n > want ? n - want : want - n)
+				  if (best == "" || d < bd || (d == bd && n > bn)) { best = v; bd = d; bn = n } }
+				END { print best }')"
+			[ -n "$debver" ] || die "apt knows no $pkg (run apt-get update with Debian's archive in sources.list), none is installed; or give --ksrc DIR (a $family kernel tree)"
+		fi
+	fi
+	src="$cache/src-$pkg-$debver"
+	srcname="$pkg $debver ($from)"
+	if [ ! -f "$src/.complete" ]; then
+		rm -rf "$src" && mkdir -p "$src"
+		top="$pkg"
+		if [ "$from" = installed ]; then
+			say "extracting drivers/net/usb from the installed $pkg $debver"
+			tarball() { cat "/usr/src/$pkg.tar.xz"; }
+		else
+			command -v dpkg-deb >/dev/null || die "dpkg-deb is missing: give --ksrc DIR"
+			deb="$(fetch "$pkg=$debver")"
+			say "extracting drivers/net/usb from $(basename "$deb")"
+			tarball() { dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$pkg.tar.xz"; }
+		fi
+		tarball | tar -xJ -C "$src" --strip-components=1 "${files[@]/#/$top/}" "$top/Makefile" ||
+			die "could not unpack $pkg $debver"
+		touch "$src/.complete"
+	fi
+	differs "$(echo "$debver" | sed 's/^\([0-9]*\.[0-9]*\.[0-9]*\).*/\1/')" "$srcname"
 fi
 if [ -n "$source_only" ]; then
 	echo "$src"
 	exit 0
 fi
 
-# 2. The kernel's build directory: given, installed, or fetched.
-if [ -z "$kdir" ] && [ -f "/lib/modules/$kver/build/Makefile" ]; then
-	kdir="/lib/modules/$kver/build"
-fi
-if [ -z "$kdir" ]; then
-	hdr="$cache/headers-$kver"
-	if [ ! -f "$hdr/.complete" ]; then
-		rm -rf "$hdr" && mkdir -p "$hdr"
-		for p in "linux-headers-$kver" "linux-headers-$abi-common" "linux-kbuild-$abi"; do
-			dpkg-deb -x "$(fetch "$p=$debver")" "$hdr"
-		done
-		# The arch package includes the common one by absolute path.
-		sed -i "s#^include /usr/src/#include $hdr/usr/src/#" "$hdr/usr/src/linux-headers-$kver/Makefile"
-		touch "$hdr/.complete"
-	fi
-	kdir="$hdr/usr/src/linux-headers-$kver"
-fi
-[ -f "$kdir/Makefile" ] || die "no kernel build directory at $kdir (install linux-headers-$kver)"
-
 # 3. Patch a private copy laid out as in the kernel tree.
 out="${out:-$here/out/$kver}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)" # kbuild's M= must be absolute
 tree="$out/tree"
 rm -rf "$tree" && mkdir -p "$tree/drivers/net/usb" "$tree/include/linux/usb"
 cp "$src"/drivers/net/usb/*.[ch] "$tree/drivers/net/usb/"
 cp "$src"/include/linux/usb/usbnet.h "$src"/include/linux/usb/cdc_ncm.h "$tree/include/linux/usb/"
 series_patches=()
-[ -z "$series" ] || series_patches=("$here"/patches/*.patch)
-for p in "${series_patches[@]}" "${extra[@]}"; do
-	patch -d "$tree" -p1 -s --batch --forward --no-backup-if-mismatch <"$p" ||
-		die "$(basename "$p") does not apply to linux-source-6.12 $debver; this release supports the 6.12 sources its patches apply to"
+if [ -n "$series" ]; then
+	for p in "$here/patches/$family"/*.patch; do
+		case "$(basename "$p")" in 0000-cover-letter.patch) continue ;; esac
+		series_patches+=("$p")
+	done
+fi
+lab_patch() { # FILE -> FILE as given, or lab/FAMILY/NAME
+	if [ -f "$1" ]; then echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+	elif [ -f "$here/lab/$family/$(basename "$1")" ]; then echo "$here/lab/$family/$(basename "$1")"
+	else die "--extra-patch $1: no such file, and no lab/$family/$(basename "$1")"
+	fi
+}
+extra_patches=()
+for p in "${extra[@]+"${extra[@]}"}"; do extra_patches+=("$(lab_patch "$p")"); done
+for p in "${series_patches[@]+"${series_patches[@]}"}" "${extra_patches[@]+"${extra_patches[@]}"}"; do
+	patch -d "$tree" -p1 -s --batch --forward --no-backup-if-mismatch <"$p" >"$out/patch.log" 2>&1 ||
+		{ cat "$out/patch.log" >&2; die "$(basename "$p") does not apply to $srcname; give --ksrc with a $family tree it applies to, or --debver another linux-source-$family"; }
 done
+
+# Cross builds: the build directory's configuration names its architecture.
+makeargs=()
+if grep -q '^CONFIG_ARM64=y' "$kdir/.config" 2>/dev/null && [ "$(uname -m)" != aarch64 ]; then
+	cc="${CROSS_COMPILE:-aarch64-linux-gnu-}"
+	command -v "${cc}gcc" >/dev/null || die "$kver is an arm64 kernel: building on $(uname -m) needs ${cc}gcc (apt-get install gcc-aarch64-linux-gnu) or CROSS_COMPILE"
+	makeargs=(ARCH=arm64 CROSS_COMPILE="$cc")
+elif grep -q '^CONFIG_X86_64=y' "$kdir/.config" 2>/dev/null && [ "$(uname -m)" != x86_64 ]; then
+	cc="${CROSS_COMPILE:-x86_64-linux-gnu-}"
+	command -v "${cc}gcc" >/dev/null || die "$kver is an x86_64 kernel: building on $(uname -m) needs ${cc}gcc or CROSS_COMPILE"
+	makeargs=(ARCH=x86_64 CROSS_COMPILE="$cc")
+fi
 
 modules="usbnet asix ax88179_178a cdc_ether cdc_eem cdc_ncm huawei_cdc_ncm cdc_mbim dm9601 sr9700 sr9800 smsc75xx smsc95xx gl620a net1080 plusb rndis_host cdc_subset zaurus mcs7830 int51x1 cx82310_eth kalmia qmi_wwan sierra_net lg-vl600 ch9200 aqc111"
 work="$tree/drivers/net/usb"
@@ -164,8 +295,8 @@ work="$tree/drivers/net/usb"
 	echo "asix-y := asix_devices.o asix_common.o ax88172a.o"
 } >"$work/Kbuild"
 
-echo "wirespeed-usbnet: building $(echo $modules | wc -w) modules for $kver" >&2
-make -C "$kdir" M="$work" -j"$(nproc)" modules >"$out/build.log" 2>&1 ||
+say "building $(echo $modules | wc -w) modules for $kver (Linux $kpl) from $srcname with ${#series_patches[@]} patches of patches/$family"
+make -C "$kdir" M="$work" "${makeargs[@]+"${makeargs[@]}"}" -j"$(nproc)" modules >"$out/build.log" 2>&1 ||
 	{ tail -20 "$out/build.log" >&2; die "build failed (full log: $out/build.log)"; }
 for m in $modules; do
 	cp "$work/$m.ko" "$out/"
@@ -174,13 +305,13 @@ if [ -n "$lab_bus" ]; then
 	udc="$tree/drivers/usb/gadget/udc"
 	mkdir -p "$udc"
 	cp "$src/drivers/usb/gadget/udc/dummy_hcd.c" "$udc/"
-	patch -d "$tree" -p1 -s --batch --forward --no-backup-if-mismatch <"$here/lab/dummy_hcd-rate-cap.patch" ||
-		die "lab/dummy_hcd-rate-cap.patch does not apply to linux-source-6.12 $debver"
+	patch -d "$tree" -p1 -s --batch --forward --no-backup-if-mismatch <"$here/lab/$family/dummy_hcd-rate-cap.patch" ||
+		die "lab/$family/dummy_hcd-rate-cap.patch does not apply to $srcname"
 	echo "obj-m := dummy_hcd.o" >"$udc/Kbuild"
-	make -C "$kdir" M="$udc" modules >>"$out/build.log" 2>&1 ||
+	make -C "$kdir" M="$udc" "${makeargs[@]+"${makeargs[@]}"}" modules >>"$out/build.log" 2>&1 ||
 		{ tail -20 "$out/build.log" >&2; die "dummy_hcd build failed (full log: $out/build.log)"; }
 	cp "$udc/dummy_hcd.ko" "$out/"
-	echo "wirespeed-usbnet: lab dummy_hcd (rate_mbit) in $out" >&2
+	say "lab dummy_hcd (rate_mbit) in $out"
 fi
-echo "$debver" > "$out/DEBIAN_VERSION"
-echo "wirespeed-usbnet: modules for $kver (linux-source-6.12 $debver) in $out" >&2
+echo "$srcname" >"$out/SOURCE"
+say "modules for $kver (Linux $kpl) from $srcname in $out"

@@ -45,70 +45,137 @@ func DefaultCacheDir() string {
 
 // ErrNoKernelPackage says apt knows no matching kernel package (no network,
 // or sources without bookworm-security / bookworm-updates). Tests skip on it.
-var ErrNoKernelPackage = errors.New("no Debian 6.12 kernel package available")
+var ErrNoKernelPackage = errors.New("no Debian kernel package available")
 
-var imagePkgRe = regexp.MustCompile(`^linux-image-(6\.12\.(\d+)\+deb12-amd64)-unsigned$`)
+// The two Debian 12 kernel families the lab boots: bookworm's default 6.1
+// (linux-image-6.1.0-N-amd64-unsigned, release 6.1.0-N-amd64) and 6.12
+// from bookworm-security / backports (linux-image-6.12.N+deb12-amd64-unsigned).
+var (
+	release61Re  = regexp.MustCompile(`^6\.1\.0-(\d+)-amd64$`)
+	release612Re = regexp.MustCompile(`^6\.12\.(\d+)\+deb12-amd64$`)
+)
 
-// newestKernelPackage asks apt-cache for the newest
-// linux-image-6.12.N+deb12-amd64-unsigned and returns its release.
-func newestKernelPackage(ctx context.Context) (release string, err error) {
+// DefaultFamily is the family the lab boots when --kernel-version is not given.
+const DefaultFamily = "6.12"
+
+// releaseFamily returns "6.1" or "6.12" for a release the lab can fetch, and
+// the number that orders releases within it (the ABI number 6.1.0-N, the
+// patch level 6.12.N); "" when it is neither.
+func releaseFamily(rel string) (string, int) {
+	if m := release61Re.FindStringSubmatch(rel); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return "6.1", n
+	}
+	if m := release612Re.FindStringSubmatch(rel); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return "6.12", n
+	}
+	return "", -1
+}
+
+// normalizeRelease turns what --kernel-version takes into a family to pick
+// the newest of ("6.1", "6.12", "") or one release: "6.12.117" ->
+// "6.12.117+deb12-amd64", "6.1.0-56" -> "6.1.0-56-amd64"; package names
+// (linux-image-...-unsigned) are accepted too.
+func normalizeRelease(v string) (family, release string, err error) {
+	v = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(v), "linux-image-"), "-unsigned")
+	switch v {
+	case "":
+		return DefaultFamily, "", nil
+	case "6.1", "6.12":
+		return v, "", nil
+	}
+	if regexp.MustCompile(`^6\.12\.\d+$`).MatchString(v) {
+		v += "+deb12-amd64"
+	} else if regexp.MustCompile(`^6\.1\.0-\d+$`).MatchString(v) {
+		v += "-amd64"
+	}
+	if f, _ := releaseFamily(v); f != "" {
+		return f, v, nil
+	}
+	return "", "", fmt.Errorf("--kernel-version %q: the lab boots Debian 12's amd64 kernels: a family (6.1 = bookworm's default 6.1.0-N-amd64, 6.12 = 6.12.N+deb12-amd64) or a release (6.1.0-56, 6.12.117, 6.12.117+deb12-amd64); any other kernel with --kernel and --modules", v)
+}
+
+// newestKernelPackage asks apt-cache for the newest kernel of a family
+// (linux-image-6.1.0-N-amd64-unsigned or -6.12.N+deb12-amd64-unsigned) and
+// returns its release.
+func newestKernelPackage(ctx context.Context, family string) (release string, err error) {
+	pattern := `^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$`
+	if family == "6.1" {
+		pattern = `^linux-image-6\.1\.0-[0-9]+-amd64-unsigned$`
+	}
 	if _, err := exec.LookPath("apt-cache"); err != nil {
 		return "", fmt.Errorf("%w: apt-cache is not installed (this needs a Debian-based host with apt, or give --kernel and --modules)", ErrNoKernelPackage)
 	}
-	out, err := exec.CommandContext(ctx, "apt-cache", "search", "--names-only", `^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$`).Output()
+	out, err := exec.CommandContext(ctx, "apt-cache", "search", "--names-only", pattern).Output()
 	if err != nil {
 		return "", fmt.Errorf("apt-cache search: %w", err)
 	}
 	best := -1
 	for _, line := range strings.Split(string(out), "\n") {
 		name, _, _ := strings.Cut(line, " ")
-		m := imagePkgRe.FindStringSubmatch(name)
-		if m == nil {
-			continue
-		}
-		if n, _ := strconv.Atoi(m[2]); n > best {
-			best, release = n, m[1]
+		rel := strings.TrimSuffix(strings.TrimPrefix(name, "linux-image-"), "-unsigned")
+		if f, n := releaseFamily(rel); f == family && n > best {
+			best, release = n, rel
 		}
 	}
 	if best < 0 {
-		return "", fmt.Errorf("%w: apt-cache lists no linux-image-6.12.*+deb12-amd64-unsigned; run 'apt-get update' with bookworm-security or bookworm-updates in /etc/apt/sources.list, or give --kernel and --modules", ErrNoKernelPackage)
+		return "", fmt.Errorf("%w: apt-cache lists no linux-image of the %s family (%s); run 'apt-get update' with bookworm, bookworm-security and bookworm-updates in /etc/apt/sources.list, or give --kernel and --modules", ErrNoKernelPackage, family, pattern)
 	}
 	return release, nil
 }
 
-// cachedReleases lists kernels already extracted in the cache, newest first.
-func cachedReleases(cache string) []string {
+// cachedReleases lists kernels of a family already extracted in the cache,
+// newest first.
+func cachedReleases(cache, family string) []string {
 	ents, _ := os.ReadDir(filepath.Join(cache, "kernel"))
 	var rel []string
 	for _, e := range ents {
+		if f, _ := releaseFamily(e.Name()); f != family {
+			continue
+		}
 		if _, err := os.Stat(filepath.Join(cache, "kernel", e.Name(), "ready")); err == nil {
 			rel = append(rel, e.Name())
 		}
 	}
-	sort.Slice(rel, func(i, j int) bool { return kernelPatch(rel[i]) > kernelPatch(rel[j]) })
+	sort.Slice(rel, func(i, j int) bool {
+		_, a := releaseFamily(rel[i])
+		_, b := releaseFamily(rel[j])
+		return a > b
+	})
 	return rel
 }
 
-func kernelPatch(rel string) int {
-	if m := regexp.MustCompile(`^6\.12\.(\d+)`).FindStringSubmatch(rel); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
+// kernelPackages names the packages of a release: the image, then what
+// builds modules for it (headers, the common headers, kbuild).
+func kernelPackages(release string) []string {
+	f, _ := releaseFamily(release)
+	base := strings.TrimSuffix(release, "-amd64") // 6.12.117+deb12, 6.1.0-56
+	kbuild := "linux-kbuild-" + base
+	if f == "6.1" {
+		kbuild = "linux-kbuild-6.1" // one package for every 6.1.0-N ABI
 	}
-	return -1
+	return []string{"linux-image-" + release + "-unsigned", "linux-headers-" + release, "linux-headers-" + base + "-common", kbuild}
 }
 
 // FetchKernel returns a Debian kernel from the cache, downloading and
-// extracting it first when needed: release "" means the newest 6.12 that
-// apt knows (falling back to the newest cached one when apt cannot answer).
+// extracting it first when needed: release "" or "6.12" means the newest
+// 6.12.N+deb12-amd64 that apt knows, "6.1" the newest 6.1.0-N-amd64
+// (bookworm's default), falling back to the newest cached one of the family
+// when apt cannot answer; "6.12.117" or "6.1.0-56" names one.
 // Packages are fetched with apt-get download and unpacked with dpkg-deb -x;
 // nothing is installed on the host. depmod writes modules.dep and
 // modules.alias into the extracted tree. logf reports progress.
 func FetchKernel(ctx context.Context, cache, release string, logf func(string, ...any)) (*Kernel, error) {
+	family, release, err := normalizeRelease(release)
+	if err != nil {
+		return nil, err
+	}
 	if release == "" {
-		r, err := newestKernelPackage(ctx)
+		r, err := newestKernelPackage(ctx, family)
 		if err != nil {
-			if c := cachedReleases(cache); len(c) > 0 {
-				logf("apt cannot name the newest kernel (%v); using cached %s", err, c[0])
+			if c := cachedReleases(cache, family); len(c) > 0 {
+				logf("apt cannot name the newest %s kernel (%v); using cached %s", family, err, c[0])
 				release = c[0]
 			} else {
 				return nil, err
@@ -116,10 +183,6 @@ func FetchKernel(ctx context.Context, cache, release string, logf func(string, .
 		} else {
 			release = r
 		}
-	}
-	release = strings.TrimSuffix(strings.TrimPrefix(release, "linux-image-"), "-unsigned")
-	if !strings.Contains(release, "+") { // "6.12.117" -> "6.12.117+deb12-amd64"
-		release += "+deb12-amd64"
 	}
 	dir := filepath.Join(cache, "kernel", release)
 	k := &Kernel{
@@ -146,12 +209,20 @@ func FetchKernel(ctx context.Context, cache, release string, logf func(string, .
 	if err := os.MkdirAll(debs, 0o755); err != nil {
 		return nil, err
 	}
-	// linux-headers-R depends on linux-headers-6.12.N+deb12-common and
-	// linux-kbuild-6.12.N+deb12 (the build tools): all three build modules.
-	base := strings.TrimSuffix(release, "-amd64")
-	pkgs := []string{k.Package, "linux-headers-" + release, "linux-headers-" + base + "-common", "linux-kbuild-" + base}
-	logf("downloading %s with apt-get download into %s", strings.Join(pkgs, " "), debs)
-	cmd := exec.CommandContext(ctx, "apt-get", append([]string{"download", "-q"}, pkgs...)...)
+	// linux-headers-R depends on its -common headers and linux-kbuild (the
+	// build tools): all three build modules. All four have one version:
+	// linux-kbuild-6.1 serves every 6.1.0-N, so the version is pinned.
+	pkgs := kernelPackages(release)
+	ver, err := candidateVersion(ctx, pkgs[0])
+	if err != nil {
+		return nil, err
+	}
+	want := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		want[i] = p + "=" + ver
+	}
+	logf("downloading %s with apt-get download into %s", strings.Join(want, " "), debs)
+	cmd := exec.CommandContext(ctx, "apt-get", append([]string{"download", "-q"}, want...)...)
 	cmd.Dir = debs
 	if out, err := cmd.CombinedOutput(); err != nil {
 		msg := strings.TrimSpace(string(out))
@@ -166,7 +237,7 @@ func FetchKernel(ctx context.Context, cache, release string, logf func(string, .
 		return nil, err
 	}
 	for _, p := range pkgs {
-		m, _ := filepath.Glob(filepath.Join(debs, p+"_*.deb"))
+		m, _ := filepath.Glob(filepath.Join(debs, p+"_"+strings.ReplaceAll(ver, ":", "%3a")+"_*.deb"))
 		if len(m) == 0 {
 			return nil, fmt.Errorf("apt-get download left no %s_*.deb in %s", p, debs)
 		}
@@ -195,6 +266,22 @@ func FetchKernel(ctx context.Context, cache, release string, logf func(string, .
 		return nil, err
 	}
 	return k, nil
+}
+
+// candidateVersion is the version apt would fetch of a package.
+func candidateVersion(ctx context.Context, pkg string) (string, error) {
+	out, err := exec.CommandContext(ctx, "apt-cache", "policy", pkg).Output()
+	if err != nil {
+		return "", fmt.Errorf("apt-cache policy %s: %w", pkg, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Candidate:"); ok {
+			if v = strings.TrimSpace(v); v != "" && v != "(none)" {
+				return v, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%w: apt knows no %s (run apt-get update; or give --kernel and --modules)", ErrNoKernelPackage, pkg)
 }
 
 // UserKernel describes a kernel given with --kernel and --modules. The

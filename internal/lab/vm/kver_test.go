@@ -1,7 +1,10 @@
 package vm
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -18,4 +21,63 @@ func TestUsbnetKernelRule(t *testing.T) {
 		t.Fatalf("test-kver.sh: %v\n%s", err, out)
 	}
 	t.Log(string(out))
+}
+
+// TestNormalizeRelease: --kernel-version takes a family or a release of
+// Debian 12's two kernel families and refuses anything else with a usage
+// error, and each release names the packages of its own family.
+func TestNormalizeRelease(t *testing.T) {
+	for _, c := range []struct{ in, family, release string }{
+		{"", "6.12", ""},
+		{"6.12", "6.12", ""},
+		{"6.1", "6.1", ""},
+		{"6.12.117", "6.12", "6.12.117+deb12-amd64"},
+		{"6.12.117+deb12-amd64", "6.12", "6.12.117+deb12-amd64"},
+		{"linux-image-6.12.107+deb12-amd64-unsigned", "6.12", "6.12.107+deb12-amd64"},
+		{"6.1.0-56", "6.1", "6.1.0-56-amd64"},
+		{"6.1.0-56-amd64", "6.1", "6.1.0-56-amd64"},
+	} {
+		f, r, err := normalizeRelease(c.in)
+		if err != nil || f != c.family || r != c.release {
+			t.Errorf("normalizeRelease(%q) = %q, %q, %v; want %q, %q", c.in, f, r, err, c.family, c.release)
+		}
+	}
+	for _, bad := range []string{"6.6", "6.1.192", "5.15.0-91-generic", "6.12.117+deb12-arm64", "6.1.0-56-rt-amd64", "6.19.1", "x"} {
+		if _, _, err := normalizeRelease(bad); err == nil {
+			t.Errorf("normalizeRelease(%q) accepted", bad)
+		}
+	}
+	want := map[string][]string{
+		"6.1.0-56-amd64": {"linux-image-6.1.0-56-amd64-unsigned", "linux-headers-6.1.0-56-amd64", "linux-headers-6.1.0-56-common", "linux-kbuild-6.1"},
+		"6.12.117+deb12-amd64": {"linux-image-6.12.117+deb12-amd64-unsigned", "linux-headers-6.12.117+deb12-amd64",
+			"linux-headers-6.12.117+deb12-common", "linux-kbuild-6.12.117+deb12"},
+	}
+	for rel, pkgs := range want {
+		if got := kernelPackages(rel); strings.Join(got, " ") != strings.Join(pkgs, " ") {
+			t.Errorf("kernelPackages(%s) = %v, want %v", rel, got, pkgs)
+		}
+	}
+}
+
+// TestCachedReleasesByFamily: a cached 6.1 kernel is never taken for the
+// newest 6.12, and the order within a family is numeric.
+func TestCachedReleasesByFamily(t *testing.T) {
+	cache := t.TempDir()
+	for _, r := range []string{"6.1.0-9-amd64", "6.1.0-56-amd64", "6.12.9+deb12-amd64", "6.12.117+deb12-amd64", "6.12.200+deb12-amd64"} {
+		d := filepath.Join(cache, "kernel", r)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if r != "6.12.200+deb12-amd64" { // not ready: never used
+			if err := os.WriteFile(filepath.Join(d, "ready"), []byte("x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := strings.Join(cachedReleases(cache, "6.1"), " "); got != "6.1.0-56-amd64 6.1.0-9-amd64" {
+		t.Errorf("6.1: %s", got)
+	}
+	if got := strings.Join(cachedReleases(cache, "6.12"), " "); got != "6.12.117+deb12-amd64 6.12.9+deb12-amd64" {
+		t.Errorf("6.12: %s", got)
+	}
 }

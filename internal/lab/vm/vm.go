@@ -41,7 +41,8 @@ type Config struct {
 	Options
 	// CacheDir holds kernels and initramfs images (DefaultCacheDir()).
 	CacheDir string
-	// KernelRelease picks a Debian kernel ("6.12.117"); "" = newest.
+	// KernelRelease picks a Debian kernel: a family ("6.1", "6.12") for its
+	// newest, or a release ("6.12.117", "6.1.0-56"); "" = the newest 6.12.
 	KernelRelease string
 	// KernelImage and ModulesPath use a kernel of the user's instead.
 	KernelImage, ModulesPath string
@@ -194,6 +195,9 @@ func (c *Config) Validate() error {
 	}
 	if c.KernelImage != "" && c.KernelRelease != "" {
 		return fmt.Errorf("give --kernel-version or --kernel, not both")
+	}
+	if _, _, err := normalizeRelease(c.KernelRelease); err != nil {
+		return err
 	}
 	if c.CacheDir == "" {
 		c.CacheDir = DefaultCacheDir()
