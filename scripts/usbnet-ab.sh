@@ -17,7 +17,7 @@ out=${1:-usbnet-ab-$(date +%Y%m%d-%H%M%S)}
 n=${2:-5}
 variants=${VARIANTS:-stock ours}
 ws=${WIRESPEED:-./wirespeed}
-kver=${KVER:-$(ls kernel/usbnet/out 2>/dev/null | sort -V | tail -1)}
+kver=${KVER:-$(ls kernel/usbnet/out 2>/dev/null | grep "^6\." | sort -V | tail -1)}
 mods=kernel/usbnet/out/$kver
 [ -f "$mods/usbnet.ko" ] || { echo "no $mods/usbnet.ko: run make -C kernel/usbnet first" >&2; exit 1; }
 mkdir -p "$out"
@@ -32,7 +32,7 @@ run() { # NAME VARIANT ARGS...
 	esac
 	echo "== $name: wirespeed lab vm $* $extra" | tee -a "$out/runs.txt"
 	# shellcheck disable=SC2086
-	if "$ws" lab vm "$@" $extra --bench-args '--observe full --observe-sample 100%' --out "$out/$name" > "$out/$name.txt" 2>&1; then
+	if "$ws" lab vm "$@" --kernel-version "$kver" $extra --bench-args '--observe full --observe-sample 100%' --out "$out/$name" > "$out/$name.txt" 2>&1; then
 		echo "   ok" | tee -a "$out/runs.txt"
 	else
 		echo "   FAILED: $(tail -n 1 "$out/$name.txt")" | tee -a "$out/runs.txt"

@@ -9,7 +9,9 @@
 # --lab-bus): STOCK_MODS holds it with the stock usbnet (build.sh
 # --no-series --lab-bus), OURS_MODS with ours. ACCEL (default tcg-icount)
 # SPEED (default super), PARTS (default "bql rx") and TIMEOUT (per boot,
-# default 8m) can be changed. Before each run the host's top
+# default 8m) can be changed. KVER (default 6.12.117+deb12-amd64; Debian 12's
+# default kernel is 6.1.0-N-amd64) is the guest kernel the lab boots, and
+# names the default module directories. Before each run the host's top
 # CPU users go to NAME/host-top.txt. Summary: scripts/usbnet-marks-summary.py.
 set -u
 out=${1:?usage: usbnet-marks.sh OUT_DIR [REPS]}
@@ -31,7 +33,7 @@ run() { # NAME MODS ARGS...
 	{ date -u +%FT%TZ; uptime; ps -eo pcpu,pid,comm --sort=-pcpu | head -n 8; } > "$out/$name/host-top.txt"
 	echo "== $name: wirespeed lab vm $* --modules-dir $mods" | tee -a "$out/runs.txt"
 	start=$(date +%s)
-	if "$ws" lab vm "$@" --accel "$accel" --timeout "${TIMEOUT:-8m}" --modules-dir "$mods" --out "$out/$name" > "$out/$name.txt" 2>&1; then
+	if "$ws" lab vm "$@" --kernel-version "$kver" --accel "$accel" --timeout "${TIMEOUT:-8m}" --modules-dir "$mods" --out "$out/$name" > "$out/$name.txt" 2>&1; then
 		echo "   ok in $(($(date +%s) - start)) s" | tee -a "$out/runs.txt"
 	else
 		echo "   FAILED: $(tail -n 1 "$out/$name.txt")" | tee -a "$out/runs.txt"

@@ -26,7 +26,7 @@ run() { # NAME ARGS...
 	{ date -u +%FT%TZ; uptime; ps -eo pcpu,pid,comm --sort=-pcpu | head -n 8; } > "$out/$name/host-top.txt"
 	echo "== $name: wirespeed lab vm $*" >> "$out/runs.txt"
 	s=$(date +%s)
-	if "$ws" lab vm "$@" --out "$out/$name" > "$out/$name.txt" 2>&1; then
+	if "$ws" lab vm "$@" --kernel-version "$kver" --out "$out/$name" > "$out/$name.txt" 2>&1; then
 		echo "   ok in $(($(date +%s) - s)) s" >> "$out/runs.txt"
 	else
 		echo "   FAILED: $(tail -n 1 "$out/$name.txt")" >> "$out/runs.txt"
