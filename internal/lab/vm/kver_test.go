@@ -81,3 +81,29 @@ func TestCachedReleasesByFamily(t *testing.T) {
 		t.Errorf("6.12: %s", got)
 	}
 }
+
+// TestIcountRefusesSixOne: tcg-icount hangs Debian's 6.1 in early boot, so
+// asking for it is a usage error naming tcg-single; 6.12 and tcg-single on
+// 6.1 are fine, and a bad --kernel-version is refused before anything runs.
+func TestIcountRefusesSixOne(t *testing.T) {
+	base := Options{Scenario: "usb-gadget", Duration: 3e9, Streams: 2, Direction: "send", Tunnels: 4}
+	for _, c := range []struct {
+		kver, accel, want string
+	}{
+		{"6.1", "tcg-icount", "tcg-single"},
+		{"6.1.0-56", "tcg-icount", "tcg-single"},
+		{"6.1", "tcg-single", ""},
+		{"6.12", "tcg-icount", ""},
+		{"", "tcg-icount", ""},
+		{"6.6", "tcg-single", "family"},
+	} {
+		cfg := Config{Options: base, KernelRelease: c.kver, Accel: c.accel}
+		err := cfg.Validate()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s %s: %v", c.kver, c.accel, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s %s: err %v, want one naming %q", c.kver, c.accel, err, c.want)
+		}
+	}
+}

@@ -196,8 +196,16 @@ func (c *Config) Validate() error {
 	if c.KernelImage != "" && c.KernelRelease != "" {
 		return fmt.Errorf("give --kernel-version or --kernel, not both")
 	}
-	if _, _, err := normalizeRelease(c.KernelRelease); err != nil {
+	family, _, err := normalizeRelease(c.KernelRelease)
+	if err != nil {
 		return err
+	}
+	if family == "6.1" && c.KernelImage == "" && c.Accel == "tcg-icount" {
+		// Seen with QEMU 7.2 and 6.1.0-56: with RDRAND the decompressor
+		// never returns from "Poking KASLR"; without it (-cpu max,-rdrand)
+		// the boot stops at "x86: Booting SMP configuration" (any -cpu,
+		// shift 0 or 3). 6.12 boots there.
+		return fmt.Errorf("--accel tcg-icount does not boot Debian's 6.1 kernels (QEMU's -icount hangs their early boot); use --accel tcg-single (real time: keep the host otherwise idle) or a 6.12 kernel")
 	}
 	if c.CacheDir == "" {
 		c.CacheDir = DefaultCacheDir()
