@@ -1,0 +1,599 @@
+#!/bin/bash
+# usbnet-dkms-check.sh [JSON] [--root DIR] [--fresh-root] [--root-only]
+#                      [--save-logs DIR]
+#
+# Real DKMS checks of kernel/usbnet (the wirespeed-usbnet DKMS package), for
+# one 6.1 and one 6.12 kernel, in a clean Debian 12 root. Run as root.
+#
+#  1. The root (default /var/tmp/dkms-root; it must be /var/tmp/dkms-root*):
+#     mmdebstrap --variant=minbase bookworm, sources bookworm,
+#     bookworm-updates and bookworm-security, with --no-install-recommends:
+#     dkms make gcc-12 dwarves patch xz-utils kmod linux-source-6.1
+#     linux-source-6.12 and the headers of the newest linux-headers-6.1.0-N-amd64
+#     and linux-headers-6.12.N+deb12-amd64 apt knows (chosen in the root; the
+#     headers' Depends bring linux-compiler-gcc-12-x86 and linux-kbuild-*).
+#     No kernel image is installed: dpkg -l 'linux-image*' must be empty.
+#     Debian's 6.12 headers Depend on their image (= version): a local stub
+#     package, wirespeed-dkms-check-no-image, Provides exactly that. The
+#     stock modules of both kernels are unpacked (dpkg-deb -x, not
+#     installed) from linux-image-K into /lib/modules/K and depmod run, as
+#     on a real machine: DKMS compares what it installs with them.
+#     A completed root carries ROOT/.wirespeed-dkms-root (its kernels) and is
+#     reused; --fresh-root makes a new one. --root-only: stop after this.
+#  2. kernel/usbnet of this working tree (without out/) is copied to
+#     ROOT/usr/src/wirespeed-usbnet-VERSION (VERSION: dkms.conf's
+#     PACKAGE_VERSION), replacing any earlier copy.
+#  3. In the root (chroot; /proc, /dev, /sys bind-mounted, unmounted on any
+#     exit): dkms add; per kernel K whose family has patches in
+#     patches/FAMILY/: dkms build -k K, dkms install -k K; 28 modules under
+#     /lib/modules/K/updates/dkms (when DKMS refuses some - its version check
+#     against the stock modules - that is a FAIL, and dkms install --force is
+#     tried for the checks that follow), modinfo -k K usbnet resolves there (depmod
+#     ran), usbnet's vermagic is K, usbnet's undefined symbols carry the
+#     series (napi_gro_receive: NAPI + GRO; dql_completed: BQL), DKMS's
+#     make.log names the source build.sh used; then dkms remove --all leaves
+#     no module under updates/dkms and an empty dkms status.
+#  4. No network: build.sh's cache (ROOT/var/cache/wirespeed) emptied, then
+#     dkms add and dkms build -k K for the same kernels, each command in
+#     unshare -n (a network namespace with only a down lo; checked), must
+#     succeed from the installed linux-source and fetch nothing (no
+#     "fetching" in make.log, no .deb in the cache); then dkms remove --all.
+#  5. Refusal: dkms build -k 6.6.51+rpt-rpi-v8 (no headers of it: DKMS
+#     checks BUILD_EXCLUSIVE_KERNEL first) must fail and print dkms.conf's
+#     message naming the supported families.
+#  A family whose patches/FAMILY/ has no patch yet is "pending": no DKMS
+#  build for it; instead build.sh --no-series is run in the root, offline,
+#  against its headers (the stock sources: toolchain, headers and source
+#  package of that family work), recorded as stock_probe.
+#
+# WIRESPEED_TREE=DIR: the working tree whose kernel/usbnet is checked
+# (default: the one this script is in).
+#
+# Prints one line per check ("ok ..." / "FAIL ..." / "pending ..."), writes
+# the JSON summary to JSON (default ./usbnet-dkms.json), and the logs of every
+# command to ROOT-logs/ (with --save-logs DIR, DKMS's make.log of each build
+# is also copied to DIR/make-KERNEL[-offline].log). Exit 0 when every check
+# passed, 1 when one failed, 2 on usage errors (not root, no mmdebstrap, ...).
+#
+# JSON schema ("wirespeed-usbnet-dkms-check/1"):
+#   {schema, date (UTC), result: ok|FAIL (|pending: no check failed, some
+#    family pending), package, version, tree: {commit, dirty},
+#    host_kernel, root: {path, tool (mmdebstrap VERSION), variant, suites,
+#    reused, create_seconds, size_mb, dkms_version, gcc_version,
+#    linux_image_packages (count, must be 0), image_stub, stock_modules
+#    (the image packages unpacked), packages: {name: version}},
+#    kernels: [{kernel, family, patches (count in patches/FAMILY, without the
+#      cover letter), patches_applied (per make.log), result: ok|FAIL|pending,
+#      source (as build.sh names it in make.log), module_count, vermagic,
+#      marker: {napi_gro_receive, dql_completed, netif_rx (booleans:
+#      undefined symbols of usbnet.ko)}, modinfo_filename, install:
+#      {plain_module_count (what dkms install put there), refused_by_version_check,
+#      mode: plain|--force}, times: {build_s, install_s, install_force_s,
+#      offline_build_s}, offline: {result,
+#      source, module_count, fetched (bool), cache_debs (count)},
+#      stock_probe (pending families only): {result, seconds,
+#      module_count, vermagic, marker}}],
+#    offline_network: {interfaces (in the namespace), connect_refused},
+#    removal: {result, modules_left, dkms_status},
+#    refusal: {kernel, exit_code, message_names_families, result, dkms_says},
+#    checks: [{result: ok|FAIL|pending, what}]}
+set -uo pipefail
+
+usage() {
+	sed -n '2,3p' "$0" >&2
+	echo "see the top of $0" >&2
+	exit 2
+}
+die2() { echo "usbnet-dkms-check: $*" >&2; exit 2; }
+die() { echo "usbnet-dkms-check: $*" >&2; exit 1; }
+say() { echo "usbnet-dkms-check: $*" >&2; }
+
+json_out="./usbnet-dkms.json" root="/var/tmp/dkms-root" fresh="" root_only="" save_logs=""
+have_json=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--root) [ $# -ge 2 ] || usage; root="$2"; shift 2 ;;
+	--fresh-root) fresh=1; shift ;;
+	--root-only) root_only=1; shift ;;
+	--save-logs) [ $# -ge 2 ] || usage; save_logs="$2"; shift 2 ;;
+	-h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 0 ;;
+	-*) echo "usbnet-dkms-check: unknown option $1" >&2; usage ;;
+	*) [ -z "$have_json" ] || usage; json_out="$1"; have_json=1; shift ;;
+	esac
+done
+
+[ "$(id -u)" = 0 ] || die2 "run as root (it makes a chroot, mounts /proc, /dev, /sys into it and runs dkms there)"
+command -v mmdebstrap >/dev/null ||
+	die2 "mmdebstrap is missing: apt-get install --no-install-recommends mmdebstrap"
+for t in chroot unshare mount umount tar; do
+	command -v "$t" >/dev/null || die2 "$t is missing (apt-get install util-linux coreutils tar)"
+done
+case "$root" in
+/var/tmp/dkms-root*) ;;
+*) die2 "--root must be under /var/tmp/dkms-root* (it is removed and remade at will): $root" ;;
+esac
+case "$root" in *[!A-Za-z0-9/._+-]*|*/../*|*/..) die2 "--root $root: plain path characters only" ;; esac
+root="${root%/}"
+logs="$root-logs"
+
+here="$(cd "$(dirname "$0")" && pwd)"
+tree_dir="$(cd "${WIRESPEED_TREE:-$here/..}" && pwd)"
+pkgdir="$tree_dir/kernel/usbnet"
+if [ ! -f "$pkgdir/dkms.conf" ] || [ ! -x "$pkgdir/build.sh" ]; then
+	die2 "no kernel/usbnet/dkms.conf and build.sh under $tree_dir"
+fi
+pkgname="$(sed -n 's/^PACKAGE_NAME="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$pkgdir/dkms.conf" | head -n 1)"
+version="$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$pkgdir/dkms.conf" | head -n 1)"
+if [ -z "$pkgname" ] || [ -z "$version" ]; then
+	die2 "no PACKAGE_NAME / PACKAGE_VERSION in $pkgdir/dkms.conf"
+fi
+nmods="$(grep -c '^BUILT_MODULE_NAME\[' "$pkgdir/dkms.conf")"
+refuse_kver="6.6.51+rpt-rpi-v8"
+marker_file="$root/.wirespeed-dkms-root"
+
+# --- mounts: everything this script mounts is unmounted on any exit ---------
+mounted=()
+cleanup_mounts() {
+	local i m
+	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+		m="${mounted[$i]}"
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || say "could not unmount $m"
+	done
+	mounted=()
+	# Anything still mounted under the root (a run killed with -9, or
+	# mmdebstrap interrupted): deepest first.
+	while read -r m; do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || say "could not unmount $m"
+	done < <(awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r)
+}
+# shellcheck disable=SC2317 # run by the EXIT trap
+on_exit() {
+	local rc=$?
+	cleanup_mounts
+	exit "$rc"
+}
+trap on_exit EXIT
+trap 'say "interrupted"; exit 130' INT
+trap 'say "terminated"; exit 143' TERM HUP
+
+mount_root() {
+	local d
+	[ ${#mounted[@]} = 0 ] || return 0
+	for d in proc dev sys; do
+		mkdir -p "$root/$d"
+		mount --bind "/$d" "$root/$d" || die "mount --bind /$d $root/$d failed"
+		mounted+=("$root/$d")
+		mount --make-private "$root/$d" 2>/dev/null || true
+	done
+}
+
+# in_root CMD...: run CMD in the root with a clean environment.
+in_root() {
+	chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+		TERM=dumb DEBIAN_FRONTEND=noninteractive "$@"
+}
+# in_root_offline CMD...: the same in a new network namespace.
+in_root_offline() {
+	unshare -n chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+now() { echo "${EPOCHREALTIME:-$(date +%s.%N)}"; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+json() { # STRING -> a JSON string
+	local s="$1"
+	s="${s//\\/\\\\}"; s="${s//\"/\\\"}"; s="${s//$'\n'/\\n}"; s="${s//$'\t'/\\t}"; s="${s//$'\r'/}"
+	printf '"%s"' "$s"
+}
+jnum() { [[ "${1:-}" =~ ^-?[0-9]+(\.[0-9]+)?$ ]] && printf '%s' "$1" || printf 'null'; }
+jbool() { case "${1:-}" in 1|true|yes) printf true ;; 0|false|no) printf false ;; *) printf null ;; esac; }
+
+checks_json=() failed=0 pending=0
+check() { # ok|FAIL|pending WHAT
+	case "$1" in FAIL) failed=1 ;; pending) pending=1 ;; esac
+	printf '%-7s %s\n' "$1" "$2"
+	checks_json+=("{\"result\":$(json "$1"),\"what\":$(json "$2")}")
+}
+okif() { # CONDITION-EXIT WHAT: check ok when the previous test passed
+	if [ "$1" = 0 ]; then check ok "$2"; else check FAIL "$2"; fi
+}
+
+mkdir -p "$logs" || die2 "cannot make $logs"
+run_id="$(date -u +%Y%m%dT%H%M%SZ)"
+rlogs="$logs/$run_id"
+mkdir -p "$rlogs"
+say "logs of this run: $rlogs"
+
+# --- 1. the root -------------------------------------------------------------
+cleanup_mounts # a previous run's leftovers, if it was killed
+root_reused=true create_s=null
+if [ -n "$fresh" ] || [ ! -f "$marker_file" ]; then
+	root_reused=false
+	if [ -e "$root" ]; then
+		if awk -v r="$root/" 'index($2, r) == 1 { f = 1 } END { exit !f }' /proc/mounts; then
+			die "something is still mounted under $root; unmount it first"
+		fi
+		say "removing the incomplete or old root $root"
+		rm -rf --one-file-system "$root"
+	fi
+	mkdir -p "$root-work"
+	hook="$root-work/pick-kernels.sh"
+	cat >"$hook" <<'EOF'
+#!/bin/sh
+# mmdebstrap customize hook: install the headers of the newest 6.1 and
+# 6.12 amd64 kernels apt knows, and both families' linux-source.
+set -eu
+r="$1"
+newest() { chroot "$r" apt-cache search --names-only "$1" | awk '{ print $1 }' | sort -V | tail -n 1; }
+h61="$(newest '^linux-headers-6\.1\.0-[0-9]+-amd64$')"
+h612="$(newest '^linux-headers-6\.12\.[0-9]+\+deb12-amd64$')"
+[ -n "$h61" ] && [ -n "$h612" ] || { echo "pick-kernels: apt knows no 6.1 or 6.12 headers" >&2; exit 1; }
+# Debian's 6.12 headers Depend on their kernel image (6.1's do not): a stub
+# package Provides exactly the images the headers name, so that no
+# linux-image package is installed.
+stubs=""
+for h in "$h61" "$h612"; do
+	dep="$(chroot "$r" apt-cache show --no-all-versions "$h" | sed -n 's/^Depends: //p' | tr ',' '\n' |
+		sed -n 's/^ *\(linux-image-[^ |]*\) (= \([^)]*\)).*/\1 (= \2)/p' | head -n 1)"
+	[ -z "$dep" ] || stubs="${stubs:+$stubs, }$dep"
+done
+if [ -n "$stubs" ]; then
+	d="$r/tmp/stub"
+	mkdir -p "$d/DEBIAN"
+	printf '%s\n' "Package: wirespeed-dkms-check-no-image" "Version: 1" "Architecture: all" \
+		"Maintainer: wirespeed <wirespeed@localhost>" "Provides: $stubs" \
+		"Description: stands in for the kernel images the headers depend on" \
+		" Made by scripts/usbnet-dkms-check.sh: the root builds modules, it boots nothing." >"$d/DEBIAN/control"
+	chroot "$r" dpkg-deb --build /tmp/stub /tmp/stub.deb
+	chroot "$r" dpkg -i /tmp/stub.deb
+	rm -rf "$d" "$r/tmp/stub.deb"
+fi
+chroot "$r" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	"$h61" "$h612" linux-source-6.1 linux-source-6.12
+# The stock modules of both kernels, as a real machine has them (DKMS
+# compares its modules with them), unpacked from the image packages - not
+# installed: only /lib/modules/K of them, then depmod.
+for h in "$h61" "$h612"; do
+	k="${h#linux-headers-}"
+	rm -rf "$r/tmp/img" && mkdir -p "$r/tmp/img"
+	chroot "$r" sh -c "cd /tmp/img && apt-get download -q linux-image-$k" >&2
+	chroot "$r" sh -c "dpkg-deb -x /tmp/img/linux-image-*.deb /tmp/img/x" >&2
+	m="$r/tmp/img/x/lib/modules/$k"
+	[ -d "$m" ] || m="$r/tmp/img/x/usr/lib/modules/$k"
+	[ -d "$m/kernel" ] || { echo "pick-kernels: no lib/modules/$k/kernel in linux-image-$k" >&2; exit 1; }
+	mkdir -p "$r/lib/modules/$k"
+	cp -a "$m/." "$r/lib/modules/$k/"
+	chroot "$r" depmod "$k" >&2
+	echo "stock_$k=$(chroot "$r" sh -c "dpkg-deb -f /tmp/img/linux-image-*.deb Package Version" | tr '\n' ' ')"
+	rm -rf "$r/tmp/img"
+done >"$r/.wirespeed-dkms-stock"
+chroot "$r" apt-get clean
+{
+	echo "k61=${h61#linux-headers-}"
+	echo "k612=${h612#linux-headers-}"
+	echo "stub=$stubs"
+	cat "$r/.wirespeed-dkms-stock"
+} >"$r/.wirespeed-dkms-kernels"
+rm -f "$r/.wirespeed-dkms-stock"
+EOF
+	say "making the Debian 12 root $root with mmdebstrap (this downloads ~600 MB)"
+	t0="$(now)"
+	if ! nice -n 10 mmdebstrap --mode=root --variant=minbase \
+		--aptopt='APT::Install-Recommends "false"' \
+		--include=dkms,make,gcc-12,dwarves,patch,xz-utils,kmod \
+		--customize-hook="sh $hook \"\$1\"" \
+		bookworm "$root" \
+		"deb http://deb.debian.org/debian bookworm main" \
+		"deb http://deb.debian.org/debian bookworm-updates main" \
+		"deb http://deb.debian.org/debian-security bookworm-security main" \
+		>"$rlogs/mmdebstrap.log" 2>&1; then
+		tail -n 25 "$rlogs/mmdebstrap.log" >&2
+		die "mmdebstrap failed (full log: $rlogs/mmdebstrap.log); rerun to retry"
+	fi
+	create_s="$(since "$t0")"
+	[ -f "$root/.wirespeed-dkms-kernels" ] || die "the root has no .wirespeed-dkms-kernels (the customize hook failed?)"
+	{
+		cat "$root/.wirespeed-dkms-kernels"
+		echo "made=$(date -u +%FT%TZ)"
+		echo "create_seconds=$create_s"
+		echo "tool=mmdebstrap $(mmdebstrap --version 2>/dev/null | awk '{ print $2 }')"
+	} >"$marker_file.tmp" && mv "$marker_file.tmp" "$marker_file"
+	say "root made in ${create_s}s"
+else
+	say "reusing the root $root (made $(sed -n 's/^made=//p' "$marker_file"); --fresh-root for a new one)"
+fi
+k61="$(sed -n 's/^k61=//p' "$marker_file")"
+k612="$(sed -n 's/^k612=//p' "$marker_file")"
+[ "$root_reused" = false ] || create_s="$(sed -n 's/^create_seconds=//p' "$marker_file")"
+tool="$(sed -n 's/^tool=//p' "$marker_file")"
+stub="$(sed -n 's/^stub=//p' "$marker_file")"
+stock="$(sed -n 's/^stock_[^=]*=//p' "$marker_file" | sed 's/ *$//' | paste -sd, -)"
+if [ -z "$k61" ] || [ -z "$k612" ]; then
+	die "$marker_file names no kernels; rerun with --fresh-root"
+fi
+
+mount_root
+# shellcheck disable=SC2016 # dpkg-query's own \${...}
+dpkgv() { in_root dpkg-query -W -f='${Version}' "$1" 2>/dev/null; }
+# shellcheck disable=SC2016
+images="$(in_root dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 'linux-image*' 2>/dev/null | grep -c '^ii' || true)"
+[ "$images" = 0 ]; okif $? "the root has no kernel image installed (dpkg -l 'linux-image*': $images installed)"
+for k in "$k61" "$k612"; do
+	in_root test -f "/lib/modules/$k/build/Makefile"
+	okif $? "headers of $k installed (/lib/modules/$k/build -> $(readlink "$root/lib/modules/$k/build"))"
+done
+for f in 6.1 6.12; do
+	[ -f "$root/usr/src/linux-source-$f.tar.xz" ]
+	okif $? "linux-source-$f $(dpkgv "linux-source-$f") installed (/usr/src/linux-source-$f.tar.xz)"
+done
+dkms_version="$(dpkgv dkms)"
+gcc_version="$(in_root gcc-12 -dumpfullversion 2>/dev/null)"
+pkgs_json=""
+for p in dkms gcc-12 dwarves kmod patch make "linux-headers-$k61" "linux-headers-$k612" \
+	linux-source-6.1 linux-source-6.12 linux-compiler-gcc-12-x86 linux-kbuild-6.1 \
+	"linux-kbuild-${k612%-amd64}"; do
+	pkgs_json+="${pkgs_json:+,}$(json "$p"):$(json "$(dpkgv "$p")")"
+done
+[ -z "$root_only" ] || { say "root ready: $root (kernels $k61, $k612)"; exit "$failed"; }
+
+# --- 2. the package ----------------------------------------------------------
+dest="$root/usr/src/$pkgname-$version"
+in_root dkms status 2>/dev/null | grep -q "^$pkgname/" &&
+	{ say "removing $pkgname left registered by an earlier run"; in_root dkms remove "$pkgname/$version" --all >"$rlogs/pre-remove.log" 2>&1; }
+rm -rf "$dest" "$root/var/lib/dkms/$pkgname"
+mkdir -p "$dest"
+tar -C "$pkgdir" --exclude=./out -cf - . | tar -C "$dest" -xf -
+[ -f "$dest/dkms.conf" ] && [ ! -e "$dest/out" ]
+okif $? "kernel/usbnet (without out/) copied to /usr/src/$pkgname-$version"
+tree_commit="$(git -C "$tree_dir" rev-parse HEAD 2>/dev/null || echo unknown)"
+tree_dirty=false
+[ -z "$(git -C "$tree_dir" status --porcelain -- kernel/usbnet 2>/dev/null)" ] || tree_dirty=true
+
+family_of() { case "$1" in 6.1.*) echo 6.1 ;; 6.12.*) echo 6.12 ;; esac; }
+npatches() { # FAMILY -> patches build.sh applies
+	local n=0 p
+	for p in "$pkgdir/patches/$1"/*.patch; do
+		[ -f "$p" ] || continue
+		case "$(basename "$p")" in 0000-cover-letter.patch) continue ;; esac
+		n=$((n + 1))
+	done
+	echo "$n"
+}
+modlog() { echo "$root/var/lib/dkms/$pkgname/$version/$1/x86_64/log/make.log"; }
+count_ko() { # DIR -> number of .ko / .ko.xz / .ko.zst / .ko.gz files
+	find "$1" -maxdepth 1 -type f \( -name '*.ko' -o -name '*.ko.xz' -o -name '*.ko.zst' -o -name '*.ko.gz' \) 2>/dev/null | wc -l
+}
+undef_syms() { # ROOT-PATH of a module -> its undefined symbols
+	case "$1" in
+	*.xz) in_root sh -c "xz -dc '$1' >/tmp/wirespeed-mod.ko && nm -u /tmp/wirespeed-mod.ko; rm -f /tmp/wirespeed-mod.ko" ;;
+	*.zst) in_root sh -c "zstd -qdc '$1' >/tmp/wirespeed-mod.ko && nm -u /tmp/wirespeed-mod.ko; rm -f /tmp/wirespeed-mod.ko" ;;
+	*.gz) in_root sh -c "gzip -dc '$1' >/tmp/wirespeed-mod.ko && nm -u /tmp/wirespeed-mod.ko; rm -f /tmp/wirespeed-mod.ko" ;;
+	*) in_root nm -u "$1" ;;
+	esac 2>/dev/null | awk '{ print $NF }'
+}
+has_sym() { grep -qx "$2" <<<"$1" && echo true || echo false; }
+source_of_log() { # make.log -> the source build.sh says it built from
+	sed -n 's/^wirespeed-usbnet: building [0-9]* modules for .* from \(.*\) with [0-9]* patches of patches\/.*$/\1/p' "$1" 2>/dev/null | tail -n 1
+}
+
+declare -A plain refused mode t_force applied
+declare -A fam res src cnt vmagic m_napi m_dql m_netif modfile t_build t_install t_off off_res off_src off_cnt off_fetched off_debs probe
+kernels=("$k61" "$k612")
+active=()
+for k in "${kernels[@]}"; do
+	fam[$k]="$(family_of "$k")"
+	if [ "$(npatches "${fam[$k]}")" -gt 0 ]; then
+		active+=("$k"); res[$k]=ok
+	else
+		res[$k]=pending
+	fi
+done
+
+# --- 3. add, build, install, check, remove ----------------------------------
+in_root dkms add "$pkgname/$version" >"$rlogs/add.log" 2>&1
+okif $? "dkms add $pkgname/$version"
+for k in "${active[@]}"; do
+	f="${fam[$k]}"
+	t0="$(now)"
+	in_root nice -n 10 dkms build "$pkgname/$version" -k "$k" >"$rlogs/build-$k.log" 2>&1
+	rc=$?
+	t_build[$k]="$(since "$t0")"
+	[ -z "$save_logs" ] || { mkdir -p "$save_logs" && cp "$(modlog "$k")" "$save_logs/make-$k.log" 2>/dev/null; }
+	cp "$(modlog "$k")" "$rlogs/make-$k.log" 2>/dev/null
+	if [ $rc != 0 ]; then
+		res[$k]=FAIL
+		check FAIL "dkms build -k $k (exit $rc after ${t_build[$k]}s; $rlogs/build-$k.log)"
+		tail -n 15 "$rlogs/build-$k.log" >&2
+		continue
+	fi
+	src[$k]="$(source_of_log "$(modlog "$k")")"
+	applied[$k]="$(sed -n 's/^wirespeed-usbnet: building .* with \([0-9]*\) patches of patches\/.*$/\1/p' "$(modlog "$k")" | tail -n 1)"
+	check ok "dkms build -k $k (${t_build[$k]}s, ${applied[$k]:-?} patches of patches/$f applied, per make.log)"
+	[ -n "${src[$k]}" ]
+	okif $? "make.log of $k names its source: ${src[$k]:-none}"
+	d="$root/lib/modules/$k/updates/dkms"
+	t0="$(now)"
+	in_root dkms install "$pkgname/$version" -k "$k" >"$rlogs/install-$k.log" 2>&1
+	rc=$?
+	t_install[$k]="$(since "$t0")"
+	plain[$k]="$(count_ko "$d")"
+	refused[$k]="$(grep -c 'DKMS will not replace this module' "$rlogs/install-$k.log")"
+	mode[$k]=plain
+	[ $rc = 0 ] && [ "${plain[$k]}" = "$nmods" ] && [ -f "$root/usr/share/dkms/modules_to_force_install/$pkgname" ]
+	okif $? "dkms install -k $k (dkms.conf's POST_ADD put $pkgname in modules_to_force_install): $nmods modules under /lib/modules/$k/updates/dkms (exit $rc, ${t_install[$k]}s; ${plain[$k]} installed, ${refused[$k]} refused by DKMS's version check against the stock modules)"
+	if [ "${plain[$k]}" != "$nmods" ]; then
+		# What a user can do today: --force skips that check.
+		res[$k]=FAIL
+		in_root dkms uninstall "$pkgname/$version" -k "$k" >>"$rlogs/install-$k.log" 2>&1
+		t0="$(now)"
+		in_root dkms install --force "$pkgname/$version" -k "$k" >"$rlogs/install-force-$k.log" 2>&1
+		rc=$?
+		t_force[$k]="$(since "$t0")"
+		mode[$k]=--force
+	fi
+	cnt[$k]="$(count_ko "$d")"
+	if [ "${mode[$k]}" = --force ]; then
+		[ $rc = 0 ] && [ "${cnt[$k]}" = "$nmods" ]
+		okif $? "dkms install --force -k $k (the stock modules ignored): ${cnt[$k]} modules under updates/dkms (exit $rc, ${t_force[$k]}s)"
+	fi
+	[ "${cnt[$k]}" = "$nmods" ] || { check FAIL "no modules of ours under /lib/modules/$k/updates/dkms: the other checks of $k skipped"; continue; }
+	usb="$(find "$d" -maxdepth 1 -name 'usbnet.ko*' -type f | head -n 1)"
+	usb="${usb#"$root"}"
+	modfile[$k]="$(in_root modinfo -k "$k" -F filename usbnet 2>/dev/null)"
+	[ -n "$usb" ] && [ "${modfile[$k]}" = "$usb" ] || res[$k]=FAIL
+	[ -n "$usb" ] && [ "${modfile[$k]}" = "$usb" ]
+	okif $? "modinfo -k $k usbnet resolves to ours (${modfile[$k]:-nothing}: depmod ran)"
+	vmagic[$k]="$(in_root modinfo -F vermagic "${usb:-/nonexistent}" 2>/dev/null)"
+	[ "${vmagic[$k]%% *}" = "$k" ] || res[$k]=FAIL
+	[ "${vmagic[$k]%% *}" = "$k" ]
+	okif $? "usbnet vermagic is $k (${vmagic[$k]:-none})"
+	syms="$(undef_syms "${usb:-/nonexistent}")"
+	m_napi[$k]="$(has_sym "$syms" napi_gro_receive)"
+	m_dql[$k]="$(has_sym "$syms" dql_completed)"
+	m_netif[$k]="$(has_sym "$syms" netif_rx)"
+	[ "${m_napi[$k]}" = true ] && [ "${m_dql[$k]}" = true ] || res[$k]=FAIL
+	[ "${m_napi[$k]}" = true ] && [ "${m_dql[$k]}" = true ]
+	okif $? "usbnet of $k carries the series (undefined symbols: napi_gro_receive ${m_napi[$k]}, dql_completed ${m_dql[$k]}, netif_rx ${m_netif[$k]})"
+done
+in_root dkms remove "$pkgname/$version" --all >"$rlogs/remove.log" 2>&1
+rc=$?
+okif $rc "dkms remove $pkgname/$version --all"
+left=0
+for k in "${kernels[@]}"; do
+	left=$((left + $(count_ko "$root/lib/modules/$k/updates/dkms")))
+done
+status="$(in_root dkms status 2>/dev/null)"
+[ "$left" = 0 ]; okif $? "no module left under updates/dkms ($left)"
+[ -z "$status" ]; okif $? "dkms status is empty after remove${status:+: $status}"
+forced=0; [ ! -e "$root/usr/share/dkms/modules_to_force_install/$pkgname" ] || forced=1
+[ "$forced" = 0 ]; okif $? "dkms.conf's POST_REMOVE took $pkgname out of modules_to_force_install"
+removal_res=ok
+{ [ $rc = 0 ] && [ "$left" = 0 ] && [ -z "$status" ] && [ "$forced" = 0 ]; } || removal_res=FAIL
+
+# --- 4. no network -----------------------------------------------------------
+cache="$root/var/cache/wirespeed"
+rm -rf "$cache"
+ifaces="$(in_root_offline sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\n" " "')"
+ifaces="${ifaces% }"
+in_root_offline sh -c 'exec 3<>/dev/tcp/deb.debian.org/80' >/dev/null 2>&1 </dev/null
+offline_rc=$?
+[ "$ifaces" = lo ] && [ $offline_rc != 0 ]
+okif $? "unshare -n: only '$ifaces' in the namespace, deb.debian.org:80 unreachable"
+if [ ${#active[@]} -gt 0 ]; then
+	in_root_offline dkms add "$pkgname/$version" >"$rlogs/offline-add.log" 2>&1
+	okif $? "offline: dkms add $pkgname/$version"
+fi
+for k in "${active[@]}"; do
+	t0="$(now)"
+	in_root_offline nice -n 10 dkms build "$pkgname/$version" -k "$k" >"$rlogs/offline-build-$k.log" 2>&1
+	rc=$?
+	t_off[$k]="$(since "$t0")"
+	ml="$(modlog "$k")"
+	cp "$ml" "$rlogs/make-$k-offline.log" 2>/dev/null
+	[ -z "$save_logs" ] || cp "$ml" "$save_logs/make-$k-offline.log" 2>/dev/null
+	off_src[$k]="$(source_of_log "$ml")"
+	off_cnt[$k]="$(count_ko "$root/var/lib/dkms/$pkgname/$version/$k/x86_64/module")"
+	off_debs[$k]="$(find "$cache" -name '*.deb' 2>/dev/null | wc -l)"
+	off_fetched[$k]=false
+	grep -q 'wirespeed-usbnet: fetching' "$ml" 2>/dev/null && off_fetched[$k]=true
+	[ "${off_debs[$k]}" = 0 ] || off_fetched[$k]=true
+	off_res[$k]=ok
+	{ [ $rc = 0 ] && [ "${off_cnt[$k]}" = "$nmods" ] && [ "${off_fetched[$k]}" = false ] &&
+		[[ "${off_src[$k]}" == *"(installed)" ]]; } || { off_res[$k]=FAIL; res[$k]=FAIL; }
+	[ "${off_res[$k]}" = ok ]
+	okif $? "offline: dkms build -k $k (exit $rc, ${t_off[$k]}s, ${off_cnt[$k]} modules, from ${off_src[$k]:-?}, fetched ${off_fetched[$k]}, ${off_debs[$k]} .deb in the cache)"
+done
+if [ ${#active[@]} -gt 0 ]; then
+	in_root dkms remove "$pkgname/$version" --all >"$rlogs/offline-remove.log" 2>&1
+	okif $? "offline: dkms remove --all"
+fi
+
+# Pending families: the stock sources through build.sh, offline, against the
+# same headers (no DKMS: build.sh would refuse an empty series).
+for k in "${kernels[@]}"; do
+	[ "${res[$k]}" = pending ] || continue
+	f="${fam[$k]}"
+	check pending "$k: patches/$f has no patches yet - no DKMS build for the $f family"
+	o="/tmp/wirespeed-stock-$k"
+	rm -rf "${root:?}$o"
+	t0="$(now)"
+	in_root_offline nice -n 10 "/usr/src/$pkgname-$version/build.sh" --kver "$k" --kdir "/lib/modules/$k/build" \
+		--no-series --out "$o" >"$rlogs/stock-probe-$k.log" 2>&1
+	rc=$?
+	s="$(since "$t0")"
+	c="$(count_ko "$root$o")"
+	v="$(in_root modinfo -F vermagic "$o/usbnet.ko" 2>/dev/null)"
+	syms="$(undef_syms "$o/usbnet.ko")"
+	ps="$(sed -n 's/^wirespeed-usbnet: building [0-9]* modules for .* from \(.*\) with [0-9]* patches.*$/\1/p' "$rlogs/stock-probe-$k.log" | tail -n 1)"
+	pr=ok
+	{ [ $rc = 0 ] && [ "$c" = "$nmods" ] && [ "${v%% *}" = "$k" ] && [ "$(has_sym "$syms" netif_rx)" = true ]; } || pr=FAIL
+	probe[$k]="{\"result\":$(json "$pr"),\"seconds\":$(jnum "$s"),\"module_count\":$(jnum "$c"),\"source\":$(json "$ps"),\"vermagic\":$(json "$v"),\"marker\":{\"napi_gro_receive\":$(has_sym "$syms" napi_gro_receive),\"dql_completed\":$(has_sym "$syms" dql_completed),\"netif_rx\":$(has_sym "$syms" netif_rx)}}"
+	[ $pr = ok ]
+	okif $? "stock probe for $k (build.sh --no-series, offline): exit $rc, ${s}s, $c modules, vermagic ${v%% *}, from ${ps:-?}"
+	rm -rf "${root:?}$o"
+done
+rm -rf "$cache"
+
+# --- 5. refusal --------------------------------------------------------------
+in_root dkms add "$pkgname/$version" >"$rlogs/refusal-add.log" 2>&1
+# No headers of it, and none are needed: DKMS 3.0.10 checks
+# BUILD_EXCLUSIVE_KERNEL before it looks for /lib/modules/K/build.
+rm -rf "${root:?}/lib/modules/$refuse_kver"
+in_root dkms build "$pkgname/$version" -k "$refuse_kver" >"$rlogs/refusal.log" 2>&1
+refuse_rc=$?
+names=false
+grep -q 'they are made for the Linux 6.1 and 6.12 families' "$rlogs/refusal.log" && names=true
+refusal_res=ok
+{ [ $refuse_rc != 0 ] && [ $names = true ]; } || refusal_res=FAIL
+[ $refusal_res = ok ]
+okif $? "dkms build -k $refuse_kver refused (exit $refuse_rc), dkms.conf's message names the 6.1 and 6.12 families: $names"
+in_root dkms remove "$pkgname/$version" --all >>"$rlogs/refusal-add.log" 2>&1
+rm -rf "$dest"
+[ -z "$(in_root dkms status 2>/dev/null)" ] && [ ! -e "$root/var/lib/dkms/$pkgname" ]
+okif $? "the root is left without $pkgname (dkms status empty, /usr/src copy removed)"
+
+cleanup_mounts
+size_mb="$(du -sxm "$root" | awk '{ print $1 }')"
+
+# --- 6. the summary ----------------------------------------------------------
+result=ok
+[ $pending = 0 ] || result=pending
+[ $failed = 0 ] || result=FAIL
+kj=""
+for k in "${kernels[@]}"; do
+	e="{\"kernel\":$(json "$k"),\"family\":$(json "${fam[$k]}"),\"patches\":$(npatches "${fam[$k]}"),\"patches_applied\":$(jnum "${applied[$k]:-}"),\"result\":$(json "${res[$k]}")"
+	if [ "${res[$k]}" = pending ]; then
+		e+=",\"stock_probe\":${probe[$k]:-null}}"
+	else
+		e+=",\"source\":$(json "${src[$k]:-}"),\"module_count\":$(jnum "${cnt[$k]:-}"),\"vermagic\":$(json "${vmagic[$k]:-}")"
+		e+=",\"marker\":{\"napi_gro_receive\":$(jbool "${m_napi[$k]:-}"),\"dql_completed\":$(jbool "${m_dql[$k]:-}"),\"netif_rx\":$(jbool "${m_netif[$k]:-}")}"
+		e+=",\"modinfo_filename\":$(json "${modfile[$k]:-}")"
+		e+=",\"install\":{\"plain_module_count\":$(jnum "${plain[$k]:-}"),\"refused_by_version_check\":$(jnum "${refused[$k]:-}"),\"mode\":$(json "${mode[$k]:-}")}"
+		e+=",\"times\":{\"build_s\":$(jnum "${t_build[$k]:-}"),\"install_s\":$(jnum "${t_install[$k]:-}"),\"install_force_s\":$(jnum "${t_force[$k]:-}"),\"offline_build_s\":$(jnum "${t_off[$k]:-}")}"
+		e+=",\"offline\":{\"result\":$(json "${off_res[$k]:-}"),\"source\":$(json "${off_src[$k]:-}"),\"module_count\":$(jnum "${off_cnt[$k]:-}"),\"fetched\":$(jbool "${off_fetched[$k]:-}"),\"cache_debs\":$(jnum "${off_debs[$k]:-}")}}"
+	fi
+	kj+="${kj:+,}$e"
+done
+cj="$(IFS=,; echo "${checks_json[*]}")"
+out_dir="$(dirname "$json_out")"
+mkdir -p "$out_dir" || die "cannot make $out_dir"
+cat >"$json_out" <<EOF
+{
+ "schema": "wirespeed-usbnet-dkms-check/1",
+ "date": $(json "$(date -u +%FT%TZ)"),
+ "result": $(json "$result"),
+ "package": $(json "$pkgname"),
+ "version": $(json "$version"),
+ "tree": {"commit": $(json "$tree_commit"), "dirty": $tree_dirty},
+ "host_kernel": $(json "$(uname -r)"),
+ "root": {"path": $(json "$root"), "tool": $(json "$tool"), "variant": "minbase", "suites": ["bookworm", "bookworm-updates", "bookworm-security"], "reused": $root_reused, "create_seconds": $(jnum "$create_s"), "size_mb": $(jnum "$size_mb"), "dkms_version": $(json "$dkms_version"), "gcc_version": $(json "$gcc_version"), "linux_image_packages": $(jnum "$images"), "image_stub": $(json "$stub"), "stock_modules": $(json "$stock"), "packages": {$pkgs_json}},
+ "kernels": [$kj],
+ "offline_network": {"interfaces": $(json "$ifaces"), "connect_refused": $([ $offline_rc != 0 ] && echo true || echo false)},
+ "removal": {"result": $(json "$removal_res"), "modules_left": $left, "dkms_status": $(json "$status")},
+ "refusal": {"kernel": $(json "$refuse_kver"), "exit_code": $refuse_rc, "message_names_families": $names, "result": $(json "$refusal_res"), "dkms_says": $(json "$(grep '^Error!' "$rlogs/refusal.log" | head -n 1)")},
+ "checks": [$cj]
+}
+EOF
+say "summary: $json_out (result $result; root $root, ${size_mb} MB; logs $rlogs)"
+exit "$failed"
