@@ -10,7 +10,7 @@
 # (--threaded off) is the same as ours now. Then the comparisons against
 # stock, paired by repetition. The default VARIANTS are "stock ours". For
 # the marks on the fixed-rate bus see usbnet-marks.sh. Needs root and
-# the modules built (make -C kernel/usbnet). Takes about 5 minutes per
+# the modules built (make -C kernel/usbnet KVER=6.12.117+deb12-amd64). Takes about 5 minutes per
 # repetition with TCG on 2 host CPUs.
 set -u
 out=${1:-usbnet-ab-$(date +%Y%m%d-%H%M%S)}
@@ -19,7 +19,7 @@ variants=${VARIANTS:-stock ours}
 ws=${WIRESPEED:-./wirespeed}
 kver=${KVER:-$(ls kernel/usbnet/out 2>/dev/null | grep "^6\." | sort -V | tail -1)}
 mods=kernel/usbnet/out/$kver
-[ -f "$mods/usbnet.ko" ] || { echo "no $mods/usbnet.ko: run make -C kernel/usbnet first" >&2; exit 1; }
+[ -f "$mods/usbnet.ko" ] || { echo "no $mods/usbnet.ko: run make -C kernel/usbnet KVER=6.12.117+deb12-amd64 first" >&2; exit 1; }
 mkdir -p "$out"
 run() { # NAME VARIANT ARGS...
 	name=$1 variant=$2; shift 2
