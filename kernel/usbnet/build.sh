@@ -104,25 +104,22 @@ family_of_tree() {
 sublevel_of_tree() { sed -n 's/^SUBLEVEL[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$1/Makefile" 2>/dev/null | head -n 1; }
 
 mkdir -p "$cache"
-fetch() { # package[=version] -> the .deb in the cache
+fetch() { # package[=version] -> the .deb in the cache (no version: apt's candidate)
 	local pkg="${1%%=*}" ver="" deb
 	[ "$pkg" = "$1" ] || ver="${1#*=}"
-	if [ -n "$ver" ]; then
-		deb="$(ls "$cache/${pkg}_${ver//:/%3a}_"*.deb 2>/dev/null | head -1 || true)"
-		[ -n "$deb" ] && { echo "$deb"; return; }
+	if [ -z "$ver" ]; then
+		command -v apt-cache >/dev/null || die "$pkg is not installed and there is no apt-cache to find it"
+		ver="$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: *//p')"
+		[ -n "$ver" ] && [ "$ver" != "(none)" ] ||
+			die "apt knows no $pkg (run apt-get update with Debian's archive in sources.list; or install it, or give --kdir)"
 	fi
-	command -v apt-get >/dev/null || die "$pkg${ver:+ $ver} is neither installed nor in $cache, and there is no apt-get to fetch it"
-	say "fetching $pkg${ver:+ $ver}"
-	local before after
-	before="$(ls "$cache"/*.deb 2>/dev/null || true)"
-	(cd "$cache" && apt-get download -q "$1" >/dev/null 2>&1) ||
-		die "apt-get download $1 failed (is the Debian archive reachable, and apt-get update done? Or install the package, or give --ksrc/--kdir)"
-	if [ -n "$ver" ]; then
+	deb="$(ls "$cache/${pkg}_${ver//:/%3a}_"*.deb 2>/dev/null | head -1 || true)"
+	if [ -z "$deb" ]; then
+		command -v apt-get >/dev/null || die "$pkg $ver is neither installed nor in $cache, and there is no apt-get to fetch it"
+		say "fetching $pkg $ver"
+		(cd "$cache" && apt-get download -q "$pkg=$ver" >/dev/null 2>&1) ||
+			die "apt-get download $pkg=$ver failed (is the Debian archive reachable, and apt-get update done? Or install the package, or give --ksrc/--kdir)"
 		deb="$(ls "$cache/${pkg}_${ver//:/%3a}_"*.deb | head -1)"
-	else
-		after="$(ls "$cache"/*.deb)"
-		deb="$(comm -13 <(echo "$before") <(echo "$after") | grep "/${pkg}_" | head -1 || true)"
-		[ -n "$deb" ] || deb="$(ls -t "$cache/${pkg}_"*.deb | head -1)"
 	fi
 	echo "$deb"
 }
