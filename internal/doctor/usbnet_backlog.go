@@ -38,7 +38,11 @@ func moduleRefusal(k string) string {
 	if n, _ := fmt.Sscanf(k, "%d.%d", &major, &minor); n == 2 && (major > 6 || major == 6 && minor >= 19) {
 		return "# wirespeed's usbnet module (kernel/usbnet) is not for kernel " + k + ": Linux 6.19+ has usbnet's BQL in tree; only the NAPI + GRO half is still missing upstream, and the module builds for " + ModuleKernelsText + " only"
 	}
-	return "# wirespeed's usbnet module (kernel/usbnet) does not apply to kernel " + k + ": it builds for " + ModuleKernelsText + "; boot a kernel of one of them (Debian 12's linux-image-amd64/-arm64 is 6.1) to use it"
+	how := "boot a kernel of one of them (Debian 12's linux-image-amd64/-arm64 is 6.1) to use it"
+	if strings.Contains(k, "rpi") || strings.Contains(k, "raspi") || strings.HasSuffix(k, "-v8+") {
+		how = "Raspberry Pi OS's current kernels are 6.12 (6.12.N+rpt-rpi-v8, -rpi-2712: apt full-upgrade), which it builds for"
+	}
+	return "# wirespeed's usbnet module (kernel/usbnet) does not apply to kernel " + k + ": it builds for " + ModuleKernelsText + "; " + how
 }
 
 func checkUSBNet(in *Input) ([]Finding, []Skipped) {
