@@ -94,7 +94,26 @@ host_up() { # find the (new) cdc_ncm device and give it its address
 		host_up
 		return
 	fi
+	diagnose
 	die "no ping over $HIF after cycle $cyc ($what): $counts"
+}
+# Before failing the ping check: is the host polling? observe (eBPF on the
+# napi_poll and netif_rx tracepoints) for 4 s while pinging once more, and
+# the counters around it. A usbnet with NAPI that shows no polls while the
+# gadget transmits is a host that lost its poll; polls that find nothing
+# point at the bus or the gadget side. (Both sides' devices are named usb0:
+# the gadget's delivers through netif_rx.)
+diagnose() {
+	echo "--- diagnosis: counters, then wirespeed observe for 4 s while pinging"
+	d0=$(stat)
+	/usr/bin/wirespeed observe --duration 4s > /tmp/diag-observe.txt 2>&1 &
+	op=$!
+	sleep 1
+	ping -c 3 -W 1 $GADDR > /tmp/diag-ping.txt 2>&1
+	wait $op
+	echo "counters (host tx rx, gadget rx tx): before $d0, after $(stat)"
+	tail -n 2 /tmp/diag-ping.txt
+	cat /tmp/diag-observe.txt
 }
 traffic() { # bidirectional load in the background for $1 seconds
 	/usr/bin/iperf3 -c $GADDR -t "$1" -P 2 > /dev/null 2>&1 &
