@@ -15,8 +15,9 @@ import (
 // runLabVM is reached as "wirespeed lab vm" (lab.go dispatches to it).
 const labVMUsage = `wirespeed lab vm SCENARIO [flags] | wirespeed lab vm list
 
-Boots Debian 12's own kernel (6.12 by default, --kernel-version 6.1 for bookworm's default 6.1) in QEMU (fetched with apt-get
-download into the cache, nothing installed on the host), with an initramfs
+Boots Debian 12's own kernel in QEMU - the newest 6.12 by default,
+--kernel-version 6.1 for bookworm's default 6.1 - fetched with apt-get
+download into the cache (nothing installed on the host), with an initramfs
 holding busybox, iperf3, iproute2, this wirespeed binary and the modules the
 scenario needs, and runs the scenario: 'wirespeed bench' (with observe)
 inside the guest, both directions by default. The result files come back

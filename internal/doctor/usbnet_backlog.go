@@ -39,10 +39,16 @@ func moduleRefusal(k string) string {
 		return "# wirespeed's usbnet module (kernel/usbnet) is not for kernel " + k + ": Linux 6.19+ has usbnet's BQL in tree; only the NAPI + GRO half is still missing upstream, and the module builds for " + ModuleKernelsText + " only"
 	}
 	how := "boot a kernel of one of them (Debian 12's linux-image-amd64/-arm64 is 6.1) to use it"
-	if strings.Contains(k, "rpi") || strings.Contains(k, "raspi") || strings.HasSuffix(k, "-v8+") {
-		how = "Raspberry Pi OS's current kernels are 6.12 (6.12.N+rpt-rpi-v8, -rpi-2712: apt full-upgrade), which it builds for"
+	if piKernel(k) {
+		how = "apt full-upgrade brings Raspberry Pi OS's current kernel (6.12.N+rpt-rpi-v8 / -rpi-2712 on bookworm, 6.1 on bullseye), which it builds for"
 	}
 	return "# wirespeed's usbnet module (kernel/usbnet) does not apply to kernel " + k + ": it builds for " + ModuleKernelsText + "; " + how
+}
+
+// piKernel: a Raspberry Pi OS (or Ubuntu raspi) kernel by its name:
+// 6.12.N+rpt-rpi-v8, 6.1.21-v8+, 5.15.4-0-rpi4, 5.15.0-1034-raspi.
+func piKernel(k string) bool {
+	return strings.Contains(k, "rpi") || strings.Contains(k, "raspi") || strings.HasSuffix(k, "-v8+")
 }
 
 func checkUSBNet(in *Input) ([]Finding, []Skipped) {
@@ -104,7 +110,7 @@ func usbnetFix(s *inspect.Snapshot, d *inspect.Device) *Fix {
 			"# today, on any kernel: spread protocol processing with RPS (see finding irq-stuck-rps-off for the mask)")
 	}
 	fix.Caveat = "The module replaces usbnet and every minidriver on it (struct usbnet changes); `dkms remove wirespeed-usbnet/" + ModuleVersion + " --all` goes back to the stock modules."
-	if ModuleKernels.MatchString(k) && (strings.Contains(k, "rpi") || strings.Contains(k, "raspi") || strings.Contains(k, "-v8")) {
+	if ModuleKernels.MatchString(k) && piKernel(k) {
 		fix.Caveat += " On Raspberry Pi OS the module is built from Debian's linux-source of the same family, which lacks the Raspberry Pi tree's own changes to drivers/net/usb (smsc95xx's extra parameters, say); to keep them, build with that tree: KSRC=DIR dkms install ..."
 	}
 	return fix

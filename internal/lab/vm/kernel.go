@@ -53,6 +53,9 @@ var ErrNoKernelPackage = errors.New("no Debian kernel package available")
 var (
 	release61Re  = regexp.MustCompile(`^6\.1\.0-(\d+)-amd64$`)
 	release612Re = regexp.MustCompile(`^6\.12\.(\d+)\+deb12-amd64$`)
+	// what --kernel-version may shorten a release to: 6.1.0-56, 6.12.117
+	short61Re  = regexp.MustCompile(`^6\.1\.0-\d+$`)
+	short612Re = regexp.MustCompile(`^6\.12\.\d+$`)
 )
 
 // DefaultFamily is the family the lab boots when --kernel-version is not given.
@@ -85,9 +88,9 @@ func normalizeRelease(v string) (family, release string, err error) {
 	case "6.1", "6.12":
 		return v, "", nil
 	}
-	if regexp.MustCompile(`^6\.12\.\d+$`).MatchString(v) {
+	if short612Re.MatchString(v) {
 		v += "+deb12-amd64"
-	} else if regexp.MustCompile(`^6\.1\.0-\d+$`).MatchString(v) {
+	} else if short61Re.MatchString(v) {
 		v += "-amd64"
 	}
 	if f, _ := releaseFamily(v); f != "" {
