@@ -277,14 +277,26 @@ func candidateVersion(ctx context.Context, pkg string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("apt-cache policy %s: %w", pkg, err)
 	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Candidate:"); ok {
-			if v = strings.TrimSpace(v); v != "" && v != "(none)" {
-				return v, nil
-			}
-		}
+	if v := parseCandidate(string(out)); v != "" {
+		return v, nil
 	}
 	return "", fmt.Errorf("%w: apt knows no %s (run apt-get update; or give --kernel and --modules)", ErrNoKernelPackage, pkg)
+}
+
+// parseCandidate reads the "Candidate:" line of apt-cache policy's output:
+// "" when there is none, "(none)", or a value that is not one Debian version
+// (no spaces, nothing apt-get download would take as a second argument).
+func parseCandidate(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Candidate:"); ok {
+			v = strings.TrimSpace(v)
+			if v == "" || v == "(none)" || strings.ContainsAny(v, " \t=") {
+				return ""
+			}
+			return v
+		}
+	}
+	return ""
 }
 
 // UserKernel describes a kernel given with --kernel and --modules. The

@@ -107,3 +107,39 @@ func TestIcountRefusesSixOne(t *testing.T) {
 		}
 	}
 }
+
+// TestParseCandidate reads apt-cache policy as apt 2.6 prints it.
+func TestParseCandidate(t *testing.T) {
+	out := "linux-image-6.1.0-56-amd64-unsigned:\n  Installed: (none)\n  Candidate: 6.1.192-2\n  Version table:\n     6.1.192-2 500\n"
+	if v := parseCandidate(out); v != "6.1.192-2" {
+		t.Errorf("got %q", v)
+	}
+	for _, bad := range []string{"", "x:\n  Installed: (none)\n  Candidate: (none)\n", "  Candidate: 1.0 extra\n", "  Candidate: a=b\n"} {
+		if v := parseCandidate(bad); v != "" {
+			t.Errorf("parseCandidate(%q) = %q, want none", bad, v)
+		}
+	}
+}
+
+// FuzzParseCandidate: apt-cache's output and --kernel-version are outside
+// input; neither may panic, and what they return keeps its promises.
+func FuzzParseCandidate(f *testing.F) {
+	f.Add("  Candidate: 6.12.117-1~deb12u1\n", "6.12.117")
+	f.Add("Candidate: (none)", "6.1.0-56")
+	f.Add("", "linux-image-6.1.0-56-amd64-unsigned")
+	f.Fuzz(func(t *testing.T, out, kver string) {
+		if v := parseCandidate(out); strings.ContainsAny(v, " \t\n=") {
+			t.Errorf("parseCandidate returned %q", v)
+		}
+		fam, rel, err := normalizeRelease(kver)
+		if err != nil {
+			return
+		}
+		if fam != "6.1" && fam != "6.12" {
+			t.Errorf("normalizeRelease(%q) family %q", kver, fam)
+		}
+		if f2, _ := releaseFamily(rel); rel != "" && f2 != fam {
+			t.Errorf("normalizeRelease(%q) = %q, %q: the release is not of its family", kver, fam, rel)
+		}
+	})
+}
