@@ -31,6 +31,15 @@ the host namespace of usb-nic is removed; a killed run's leftovers are
 reaped by the next. Needs root and qemu-system-x86 (apt-get install
 qemu-system-x86 busybox-static kmod iperf3).
 
+--arch arm64 boots Debian's arm64 kernel on a Raspberry Pi 3 B (--machine
+raspi3b, the default: 4 Cortex-A53, 1 GiB, usb-net on the Pi's DWC2) or on
+QEMU's virt board (--machine virt), with busybox, iperf3, iproute2 and the
+rest unpacked from Debian's arm64 packages (apt lists of their own in the
+cache; the host's dpkg is not touched) and dist/wirespeed-linux-arm64 from
+make cross. Needs qemu-system-arm and qemu-user-static. Emulated, so
+figures are TCG figures: compare stock and patched in one run, not with a
+real board.
+
 Scenarios (wirespeed lab vm list):
   usb-gadget  dummy_hcd + configfs NCM gadget looped back to cdc_ncm (usbnet)
   usb-nic     qemu-xhci + usb-net (cdc_ether on usbnet) to a tap in a host namespace
@@ -49,7 +58,9 @@ Examples:
                                                (stock, then patched; prints the compare commands)
   wirespeed lab vm usb-nic --accel tcg --tune '--direction receive --pairs 3 --duration 5s'
                                                (tune apply in the guest: tune-apply.json, re-plug)
-  wirespeed lab vm boot --modules-dir ./mods --load mymod --exec 'dmesg | tail'`
+  wirespeed lab vm boot --modules-dir ./mods --load mymod --exec 'dmesg | tail'
+  make cross && wirespeed lab vm usb-nic --arch arm64 --wirespeed dist/wirespeed-linux-arm64
+                                               (the Pi 3-class guest: dwc2 + cdc_ether)`
 
 func runLabVM(ctx context.Context, env Env, args []string) error {
 	// Its own usage text for -h.
@@ -85,8 +96,10 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	wsBin := fs.String("wirespeed", "", "static wirespeed binary for the guest (default: this one)")
 	cache := fs.String("cache", vm.DefaultCacheDir(), "cache for kernels and initramfs images")
 	timeout := fs.String("timeout", "0", "hard limit for the guest (0: estimated from the scenario)")
-	cpus := fs.Int("cpus", 2, "vCPUs")
-	mem := fs.Int("mem", 1024, "guest memory in MB")
+	arch := fs.String("arch", "amd64", "guest architecture: amd64, or arm64 (Debian's arm64 kernel and packages, the arm64 binary of make cross)")
+	machine := fs.String("machine", "", "board: pc (amd64); raspi3b (arm64 default: a Raspberry Pi 3 B, the Pi's interrupt controllers and DWC2 USB) or virt (a Pi 4-class Cortex-A72 with a GICv2 and xHCI on PCIe)")
+	cpus := fs.Int("cpus", 0, "vCPUs (default 2; raspi3b has 4)")
+	mem := fs.Int("mem", 0, "guest memory in MB (default 1024, which raspi3b has)")
 	accel := fs.String("accel", "auto", "auto (KVM when it works, else TCG), kvm, tcg, tcg-single (slower; no text-patching races) or tcg-icount (tcg-single with -icount shift=0,sleep=off: host load does not skew the guest's clock)")
 	appendArgs := fs.String("append", "", "extra kernel command line, e.g. 'watchdog_thresh=2'")
 	raw := fs.Bool("raw-iperf3", false, "run iperf3 -J in the guest instead of wirespeed bench")
@@ -115,7 +128,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	cfg := vm.Config{
-		Options: vm.Options{Scenario: pos[0], Duration: d, Streams: *streams, Direction: *dir, Speed: *speed, Cycles: *cycles, Steps: splitList(*steps), BusRate: *busRate, Tunnels: *tunnels, Threaded: *threaded,
+		Options: vm.Options{Scenario: pos[0], Arch: *arch, Machine: *machine, Duration: d, Streams: *streams, Direction: *dir, Speed: *speed, Cycles: *cycles, Steps: splitList(*steps), BusRate: *busRate, Tunnels: *tunnels, Threaded: *threaded,
 			Load: loads, Exec: *exe, RawIperf3: *raw, NoPin: *noPin, BenchArgs: strings.Fields(*benchArgs), Tune: *tuneArgs},
 		CacheDir: *cache, KernelRelease: *kver, KernelImage: *kimg, ModulesPath: *kmods, ModulesDir: *mdir,
 		Wirespeed: *wsBin, OutDir: *out, Timeout: to, CPUs: *cpus, MemMB: *mem, Accel: *accel, Append: *appendArgs,

@@ -45,19 +45,27 @@ var guestPath = map[string]string{
 }
 
 // FindTools looks the tools up on this host; wirespeed is the given binary.
-func FindTools(wirespeed string) (Tools, error) {
+func FindTools(wirespeed string) (Tools, error) { return findTools("", wirespeed) }
+
+// findTools looks the tools up under root (a foreign architecture's
+// programs unpacked from Debian's packages, see GuestRoot), or on this
+// host when root is "".
+func findTools(root, wirespeed string) (Tools, error) {
 	t := Tools{Wirespeed: wirespeed}
 	var missing []string
 	find := func(dst *string, name, pkg string, cands ...string) {
 		for _, c := range cands {
+			c = inRoot(root, c)
 			if fileExists(c) {
 				*dst = c
 				return
 			}
 		}
-		if p, err := exec.LookPath(name); err == nil {
-			*dst = p
-			return
+		if root == "" {
+			if p, err := exec.LookPath(name); err == nil {
+				*dst = p
+				return
+			}
 		}
 		if pkg != "" {
 			missing = append(missing, fmt.Sprintf("%s (apt-get install %s)", name, pkg))
@@ -70,6 +78,9 @@ func FindTools(wirespeed string) (Tools, error) {
 	find(&t.Ethtool, "ethtool", "", "/sbin/ethtool", "/usr/sbin/ethtool")
 	find(&t.WG, "wg", "", "/usr/bin/wg")
 	if len(missing) > 0 {
+		if root != "" {
+			return t, fmt.Errorf("the guest's packages in %s lack %s", root, strings.Join(missing, ", "))
+		}
 		return t, fmt.Errorf("the guest image needs %s", strings.Join(missing, ", "))
 	}
 	if !isStatic(t.Busybox) {
@@ -109,12 +120,48 @@ func isStatic(p string) bool {
 	return true
 }
 
-var libDirs = []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"}
+// libDirs are where the dynamic loader looks, per architecture.
+var libDirs = map[elf.Machine][]string{
+	elf.EM_X86_64:  {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"},
+	elf.EM_AARCH64: {"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib", "/usr/lib"},
+}
 
 // SharedLibs returns the dynamic loader and every shared library bin needs,
 // transitively, as absolute host paths (the guest gets them at the same
 // paths). It reads DT_NEEDED like ldd does, without running the program.
-func SharedLibs(bin string) ([]string, error) {
+func SharedLibs(bin string) ([]string, error) { return sharedLibsIn("", bin) }
+
+// inRoot is the host file behind the guest path p of a root ("" is the
+// host's own file system): symbolic links are followed inside the root,
+// absolute ones too, so /sbin/ip -> /bin/ip of an unpacked package stays
+// in it.
+func inRoot(root, p string) string {
+	if root == "" {
+		return p
+	}
+	for i := 0; i < 40; i++ {
+		full := filepath.Join(root, p)
+		fi, err := os.Lstat(full)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return full
+		}
+		t, err := os.Readlink(full)
+		if err != nil {
+			return full
+		}
+		if filepath.IsAbs(t) {
+			p = t
+		} else {
+			p = filepath.Join(filepath.Dir(p), t)
+		}
+	}
+	return filepath.Join(root, p)
+}
+
+// sharedLibsIn is SharedLibs for a program of a root: bin is a host path
+// under root, and the paths returned are the guest's (inRoot finds the
+// host file of each).
+func sharedLibsIn(root, bin string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	var walk func(p string) error
@@ -144,23 +191,24 @@ func SharedLibs(bin string) ([]string, error) {
 		if err != nil {
 			return nil // static
 		}
+		dirs := libDirs[f.Machine]
 		for _, n := range needed {
 			found := ""
-			for _, d := range libDirs {
-				if c := filepath.Join(d, n); fileExists(c) {
+			for _, d := range dirs {
+				if c := filepath.Join(d, n); fileExists(inRoot(root, c)) {
 					found = c
 					break
 				}
 			}
 			if found == "" {
-				return fmt.Errorf("%s needs %s, which is in none of %s", p, n, strings.Join(libDirs, " "))
+				return fmt.Errorf("%s needs %s, which is in none of %s%s", p, n, root, strings.Join(dirs, " "+root))
 			}
 			if seen[found] {
 				continue
 			}
 			seen[found] = true
 			out = append(out, found)
-			if err := walk(found); err != nil {
+			if err := walk(inRoot(root, found)); err != nil {
 				return err
 			}
 		}
@@ -291,6 +339,11 @@ func readModule(ctx context.Context, p string) ([]byte, error) {
 type ImageSpec struct {
 	Tools   Tools
 	Modules []ModuleFile
+	// Root is where Tools' libraries are found ("" for this host; a
+	// foreign architecture's GuestRoot).
+	Root string
+	// Arch is the guest's architecture ("" for this host's).
+	Arch string
 }
 
 // BaseImage returns the cached base initramfs for spec, building it when
@@ -306,12 +359,12 @@ func BaseImage(ctx context.Context, cacheDir string, spec ImageSpec, logf func(s
 			return nil
 		}
 		inputs = append(inputs, input{guestPath[key], host})
-		libs, err := SharedLibs(host)
+		libs, err := sharedLibsIn(spec.Root, host)
 		if err != nil {
 			return err
 		}
 		for _, l := range libs {
-			inputs = append(inputs, input{strings.TrimPrefix(l, "/"), l})
+			inputs = append(inputs, input{strings.TrimPrefix(l, "/"), inRoot(spec.Root, l)})
 		}
 		return nil
 	}
@@ -343,7 +396,7 @@ func BaseImage(ctx context.Context, cacheDir string, spec ImageSpec, logf func(s
 		}
 		fmt.Fprintf(h, "%s %s\n", k, sum)
 	}
-	applets, err := busyboxApplets(ctx, t.Busybox)
+	applets, err := busyboxApplets(ctx, t.Busybox, spec.Arch)
 	if err != nil {
 		return "", false, err
 	}
@@ -444,10 +497,20 @@ func pruneImages(dir string, keep int) {
 	}
 }
 
-func busyboxApplets(ctx context.Context, busybox string) ([]string, error) {
-	out, err := exec.CommandContext(ctx, busybox, "--list").Output()
+// busyboxApplets asks busybox for its applets; a foreign architecture's
+// busybox runs under QEMU's user-mode emulation (qemu-user-static).
+func busyboxApplets(ctx context.Context, busybox, arch string) ([]string, error) {
+	argv := []string{busybox, "--list"}
+	if arch != "" && arch != hostArch() {
+		emu, err := userEmulator(arch)
+		if err != nil {
+			return nil, err
+		}
+		argv = append([]string{emu}, argv...)
+	}
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
 	if err != nil {
-		return nil, fmt.Errorf("%s --list: %w", busybox, err)
+		return nil, fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 	}
 	var a []string
 	for _, l := range strings.Fields(string(out)) {

@@ -29,6 +29,10 @@ type Kernel struct {
 	HeadersDir string `json:"headers_dir,omitempty"`
 	// Config is the kernel's config file, if known.
 	Config string `json:"config,omitempty"`
+	// Arch is the Debian architecture of the kernel ("amd64", "arm64").
+	Arch string `json:"arch,omitempty"`
+	// DTBDir holds the kernel package's device trees (arm64).
+	DTBDir string `json:"dtb_dir,omitempty"`
 }
 
 // DefaultCacheDir is where kernels and initramfs images are kept:
@@ -47,12 +51,13 @@ func DefaultCacheDir() string {
 // or sources without bookworm-security / bookworm-updates). Tests skip on it.
 var ErrNoKernelPackage = errors.New("no Debian kernel package available")
 
-// The two Debian 12 kernel families the lab boots: bookworm's default 6.1
-// (linux-image-6.1.0-N-amd64-unsigned, release 6.1.0-N-amd64) and 6.12
-// from bookworm-security / backports (linux-image-6.12.N+deb12-amd64-unsigned).
+// The two Debian 12 kernel families the lab boots, for amd64 and arm64:
+// bookworm's default 6.1 (linux-image-6.1.0-N-ARCH-unsigned, release
+// 6.1.0-N-ARCH) and 6.12 from bookworm-security / backports
+// (linux-image-6.12.N+deb12-ARCH-unsigned).
 var (
-	release61Re  = regexp.MustCompile(`^6\.1\.0-(\d+)-amd64$`)
-	release612Re = regexp.MustCompile(`^6\.12\.(\d+)\+deb12-amd64$`)
+	release61Re  = regexp.MustCompile(`^6\.1\.0-(\d+)-(amd64|arm64)$`)
+	release612Re = regexp.MustCompile(`^6\.12\.(\d+)\+deb12-(amd64|arm64)$`)
 	// what --kernel-version may shorten a release to: 6.1.0-56, 6.12.117
 	short61Re  = regexp.MustCompile(`^6\.1\.0-\d+$`)
 	short612Re = regexp.MustCompile(`^6\.12\.\d+$`)
@@ -76,11 +81,23 @@ func releaseFamily(rel string) (string, int) {
 	return "", -1
 }
 
+// releaseArch is the architecture a fetchable release is built for
+// ("amd64", "arm64"), "" for other names.
+func releaseArch(rel string) string {
+	for _, re := range []*regexp.Regexp{release61Re, release612Re} {
+		if m := re.FindStringSubmatch(rel); m != nil {
+			return m[2]
+		}
+	}
+	return ""
+}
+
 // normalizeRelease turns what --kernel-version takes into a family to pick
-// the newest of ("6.1", "6.12", "") or one release: "6.12.117" ->
-// "6.12.117+deb12-amd64", "6.1.0-56" -> "6.1.0-56-amd64"; package names
-// (linux-image-...-unsigned) are accepted too.
-func normalizeRelease(v string) (family, release string, err error) {
+// the newest of ("6.1", "6.12", "") or one release of arch: "6.12.117" ->
+// "6.12.117+deb12-ARCH", "6.1.0-56" -> "6.1.0-56-ARCH"; package names
+// (linux-image-...-unsigned) are accepted too, and a full release must be
+// of arch.
+func normalizeRelease(v, arch string) (family, release string, err error) {
 	v = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(v), "linux-image-"), "-unsigned")
 	switch v {
 	case "":
@@ -89,28 +106,31 @@ func normalizeRelease(v string) (family, release string, err error) {
 		return v, "", nil
 	}
 	if short612Re.MatchString(v) {
-		v += "+deb12-amd64"
+		v += "+deb12-" + arch
 	} else if short61Re.MatchString(v) {
-		v += "-amd64"
+		v += "-" + arch
 	}
 	if f, _ := releaseFamily(v); f != "" {
+		if a := releaseArch(v); a != arch {
+			return "", "", fmt.Errorf("--kernel-version %q is an %s kernel and this guest is %s: give --arch %s, or the release without its suffix", v, a, arch, a)
+		}
 		return f, v, nil
 	}
-	return "", "", fmt.Errorf("--kernel-version %q: the lab boots Debian 12's amd64 kernels: a family (6.1 = bookworm's default 6.1.0-N-amd64, 6.12 = 6.12.N+deb12-amd64) or a release (6.1.0-56, 6.12.117, 6.12.117+deb12-amd64); any other kernel with --kernel and --modules", v)
+	return "", "", fmt.Errorf("--kernel-version %q: the lab boots Debian 12's kernels: a family (6.1 = bookworm's default 6.1.0-N-%[2]s, 6.12 = 6.12.N+deb12-%[2]s) or a release (6.1.0-56, 6.12.117, 6.12.117+deb12-%[2]s); any other kernel with --kernel and --modules", v, arch)
 }
 
 // newestKernelPackage asks apt-cache for the newest kernel of a family
-// (linux-image-6.1.0-N-amd64-unsigned or -6.12.N+deb12-amd64-unsigned) and
+// (linux-image-6.1.0-N-ARCH-unsigned or -6.12.N+deb12-ARCH-unsigned) and
 // returns its release.
-func newestKernelPackage(ctx context.Context, family string) (release string, err error) {
-	pattern := `^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$`
+func newestKernelPackage(ctx context.Context, apt *aptConfig, family string) (release string, err error) {
+	pattern := `^linux-image-6\.12\.[0-9]+\+deb12-` + apt.arch + `-unsigned$`
 	if family == "6.1" {
-		pattern = `^linux-image-6\.1\.0-[0-9]+-amd64-unsigned$`
+		pattern = `^linux-image-6\.1\.0-[0-9]+-` + apt.arch + `-unsigned$`
 	}
 	if _, err := exec.LookPath("apt-cache"); err != nil {
 		return "", fmt.Errorf("%w: apt-cache is not installed (this needs a Debian-based host with apt, or give --kernel and --modules)", ErrNoKernelPackage)
 	}
-	out, err := exec.CommandContext(ctx, "apt-cache", "search", "--names-only", pattern).Output()
+	out, err := apt.command(ctx, "apt-cache", "search", "--names-only", pattern).Output()
 	if err != nil {
 		return "", fmt.Errorf("apt-cache search: %w", err)
 	}
@@ -118,23 +138,23 @@ func newestKernelPackage(ctx context.Context, family string) (release string, er
 	for _, line := range strings.Split(string(out), "\n") {
 		name, _, _ := strings.Cut(line, " ")
 		rel := strings.TrimSuffix(strings.TrimPrefix(name, "linux-image-"), "-unsigned")
-		if f, n := releaseFamily(rel); f == family && n > best {
+		if f, n := releaseFamily(rel); f == family && releaseArch(rel) == apt.arch && n > best {
 			best, release = n, rel
 		}
 	}
 	if best < 0 {
-		return "", fmt.Errorf("%w: apt-cache lists no linux-image of the %s family (%s); run 'apt-get update' with bookworm, bookworm-security and bookworm-updates in /etc/apt/sources.list, or give --kernel and --modules", ErrNoKernelPackage, family, pattern)
+		return "", fmt.Errorf("%w: apt-cache lists no linux-image of the %s family for %s (%s); run 'apt-get update' with bookworm, bookworm-security and bookworm-updates in /etc/apt/sources.list, or give --kernel and --modules", ErrNoKernelPackage, family, apt.arch, pattern)
 	}
 	return release, nil
 }
 
-// cachedReleases lists kernels of a family already extracted in the cache,
-// newest first.
-func cachedReleases(cache, family string) []string {
+// cachedReleases lists kernels of a family and architecture already
+// extracted in the cache, newest first.
+func cachedReleases(cache, family, arch string) []string {
 	ents, _ := os.ReadDir(filepath.Join(cache, "kernel"))
 	var rel []string
 	for _, e := range ents {
-		if f, _ := releaseFamily(e.Name()); f != family {
+		if f, _ := releaseFamily(e.Name()); f != family || releaseArch(e.Name()) != arch {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(cache, "kernel", e.Name(), "ready")); err == nil {
@@ -153,7 +173,7 @@ func cachedReleases(cache, family string) []string {
 // builds modules for it (headers, the common headers, kbuild).
 func kernelPackages(release string) []string {
 	f, _ := releaseFamily(release)
-	base := strings.TrimSuffix(release, "-amd64") // 6.12.117+deb12, 6.1.0-56
+	base := strings.TrimSuffix(release, "-"+releaseArch(release)) // 6.12.117+deb12, 6.1.0-56
 	kbuild := "linux-kbuild-" + base
 	if f == "6.1" {
 		kbuild = "linux-kbuild-6.1" // one package for every 6.1.0-N ABI
@@ -161,23 +181,32 @@ func kernelPackages(release string) []string {
 	return []string{"linux-image-" + release + "-unsigned", "linux-headers-" + release, "linux-headers-" + base + "-common", kbuild}
 }
 
-// FetchKernel returns a Debian kernel from the cache, downloading and
-// extracting it first when needed: release "" or "6.12" means the newest
-// 6.12.N+deb12-amd64 that apt knows, "6.1" the newest 6.1.0-N-amd64
-// (bookworm's default), falling back to the newest cached one of the family
-// when apt cannot answer; "6.12.117" or "6.1.0-56" names one.
-// Packages are fetched with apt-get download and unpacked with dpkg-deb -x;
-// nothing is installed on the host. depmod writes modules.dep and
-// modules.alias into the extracted tree. logf reports progress.
-func FetchKernel(ctx context.Context, cache, release string, logf func(string, ...any)) (*Kernel, error) {
-	family, release, err := normalizeRelease(release)
+// FetchKernel returns a Debian kernel of arch ("amd64", "arm64"; "" is
+// amd64) from the cache, downloading and extracting it first when needed:
+// release "" or "6.12" means the newest 6.12.N+deb12-ARCH that apt knows,
+// "6.1" the newest 6.1.0-N-ARCH (bookworm's default), falling back to the
+// newest cached one of the family when apt cannot answer; "6.12.117" or
+// "6.1.0-56" names one. Packages are fetched with apt-get download (a
+// foreign architecture's through apt lists of its own in the cache, see
+// aptFor) and unpacked with dpkg-deb -x; nothing is installed on the host.
+// depmod writes modules.dep and modules.alias into the extracted tree; the
+// host's kmod handles any architecture's modules. logf reports progress.
+func FetchKernel(ctx context.Context, cache, release, arch string, logf func(string, ...any)) (*Kernel, error) {
+	if arch == "" {
+		arch = "amd64"
+	}
+	family, release, err := normalizeRelease(release, arch)
+	if err != nil {
+		return nil, err
+	}
+	apt, err := aptFor(ctx, cache, arch, logf)
 	if err != nil {
 		return nil, err
 	}
 	if release == "" {
-		r, err := newestKernelPackage(ctx, family)
+		r, err := newestKernelPackage(ctx, apt, family)
 		if err != nil {
-			if c := cachedReleases(cache, family); len(c) > 0 {
+			if c := cachedReleases(cache, family, arch); len(c) > 0 {
 				logf("apt cannot name the newest %s kernel (%v); using cached %s", family, err, c[0])
 				release = c[0]
 			} else {
@@ -195,6 +224,10 @@ func FetchKernel(ctx context.Context, cache, release string, logf func(string, .
 		ModulesDir: filepath.Join(dir, "root", "lib", "modules", release),
 		HeadersDir: filepath.Join(dir, "root", "usr", "src", "linux-headers-"+release),
 		Config:     filepath.Join(dir, "root", "boot", "config-"+release),
+		Arch:       arch,
+	}
+	if arch == "arm64" {
+		k.DTBDir = filepath.Join(dir, "root", "usr", "lib", "linux-image-"+release)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "ready")); err == nil {
 		k.PackageVersion = strings.TrimSpace(string(b))
@@ -216,7 +249,13 @@ func FetchKernel(ctx context.Context, cache, release string, logf func(string, .
 	// build tools): all three build modules. All four have one version:
 	// linux-kbuild-6.1 serves every 6.1.0-N, so the version is pinned.
 	pkgs := kernelPackages(release)
-	ver, err := candidateVersion(ctx, pkgs[0])
+	if apt.foreign() {
+		// linux-kbuild holds programs of the kernel's architecture, which
+		// cannot build modules here (kernel/usbnet/build.sh cross-builds
+		// with the host's kbuild).
+		pkgs = pkgs[:3]
+	}
+	ver, err := candidateVersion(ctx, apt, pkgs[0])
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +264,7 @@ func FetchKernel(ctx context.Context, cache, release string, logf func(string, .
 		want[i] = p + "=" + ver
 	}
 	logf("downloading %s with apt-get download into %s", strings.Join(want, " "), debs)
-	cmd := exec.CommandContext(ctx, "apt-get", append([]string{"download", "-q"}, want...)...)
+	cmd := apt.command(ctx, "apt-get", append([]string{"download", "-q"}, want...)...)
 	cmd.Dir = debs
 	if out, err := cmd.CombinedOutput(); err != nil {
 		msg := strings.TrimSpace(string(out))
@@ -272,8 +311,8 @@ func FetchKernel(ctx context.Context, cache, release string, logf func(string, .
 }
 
 // candidateVersion is the version apt would fetch of a package.
-func candidateVersion(ctx context.Context, pkg string) (string, error) {
-	out, err := exec.CommandContext(ctx, "apt-cache", "policy", pkg).Output()
+func candidateVersion(ctx context.Context, apt *aptConfig, pkg string) (string, error) {
+	out, err := apt.command(ctx, "apt-cache", "policy", pkg).Output()
 	if err != nil {
 		return "", fmt.Errorf("apt-cache policy %s: %w", pkg, err)
 	}

@@ -37,19 +37,34 @@ func TestNormalizeRelease(t *testing.T) {
 		{"6.1.0-56", "6.1", "6.1.0-56-amd64"},
 		{"6.1.0-56-amd64", "6.1", "6.1.0-56-amd64"},
 	} {
-		f, r, err := normalizeRelease(c.in)
+		f, r, err := normalizeRelease(c.in, "amd64")
 		if err != nil || f != c.family || r != c.release {
 			t.Errorf("normalizeRelease(%q) = %q, %q, %v; want %q, %q", c.in, f, r, err, c.family, c.release)
 		}
+		// the same names on an arm64 guest: its releases end in -arm64
+		wantArm := strings.Replace(c.release, "-amd64", "-arm64", 1)
+		in := c.in
+		if strings.HasSuffix(in, "-amd64") || strings.HasSuffix(in, "-amd64-unsigned") {
+			in = strings.Replace(in, "-amd64", "-arm64", 1)
+		}
+		if f, r, err := normalizeRelease(in, "arm64"); err != nil || f != c.family || r != wantArm {
+			t.Errorf("arm64: normalizeRelease(%q) = %q, %q, %v; want %q, %q", in, f, r, err, c.family, wantArm)
+		}
 	}
-	for _, bad := range []string{"6.6", "6.1.192", "5.15.0-91-generic", "6.12.117+deb12-arm64", "6.1.0-56-rt-amd64", "6.19.1", "x"} {
-		if _, _, err := normalizeRelease(bad); err == nil {
+	for _, bad := range []string{"6.6", "6.1.192", "5.15.0-91-generic", "6.12.117+deb12-arm64", "6.1.0-56-rt-amd64", "6.19.1", "x", "6.12.117+deb12-armhf"} {
+		if _, _, err := normalizeRelease(bad, "amd64"); err == nil {
 			t.Errorf("normalizeRelease(%q) accepted", bad)
 		}
+	}
+	// a release of the other architecture names the --arch it needs
+	if _, _, err := normalizeRelease("6.12.117+deb12-amd64", "arm64"); err == nil || !strings.Contains(err.Error(), "--arch amd64") {
+		t.Errorf("an amd64 release on an arm64 guest: %v", err)
 	}
 	want := map[string][]string{
 		"6.1.0-56-amd64": {"linux-image-6.1.0-56-amd64-unsigned", "linux-headers-6.1.0-56-amd64", "linux-headers-6.1.0-56-common", "linux-kbuild-6.1"},
 		"6.12.117+deb12-amd64": {"linux-image-6.12.117+deb12-amd64-unsigned", "linux-headers-6.12.117+deb12-amd64",
+			"linux-headers-6.12.117+deb12-common", "linux-kbuild-6.12.117+deb12"},
+		"6.12.117+deb12-arm64": {"linux-image-6.12.117+deb12-arm64-unsigned", "linux-headers-6.12.117+deb12-arm64",
 			"linux-headers-6.12.117+deb12-common", "linux-kbuild-6.12.117+deb12"},
 	}
 	for rel, pkgs := range want {
@@ -63,7 +78,7 @@ func TestNormalizeRelease(t *testing.T) {
 // newest 6.12, and the order within a family is numeric.
 func TestCachedReleasesByFamily(t *testing.T) {
 	cache := t.TempDir()
-	for _, r := range []string{"6.1.0-9-amd64", "6.1.0-56-amd64", "6.12.9+deb12-amd64", "6.12.117+deb12-amd64", "6.12.200+deb12-amd64"} {
+	for _, r := range []string{"6.1.0-9-amd64", "6.1.0-56-amd64", "6.12.9+deb12-amd64", "6.12.117+deb12-amd64", "6.12.200+deb12-amd64", "6.12.300+deb12-arm64"} {
 		d := filepath.Join(cache, "kernel", r)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -74,11 +89,14 @@ func TestCachedReleasesByFamily(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(cachedReleases(cache, "6.1"), " "); got != "6.1.0-56-amd64 6.1.0-9-amd64" {
+	if got := strings.Join(cachedReleases(cache, "6.1", "amd64"), " "); got != "6.1.0-56-amd64 6.1.0-9-amd64" {
 		t.Errorf("6.1: %s", got)
 	}
-	if got := strings.Join(cachedReleases(cache, "6.12"), " "); got != "6.12.117+deb12-amd64 6.12.9+deb12-amd64" {
+	if got := strings.Join(cachedReleases(cache, "6.12", "amd64"), " "); got != "6.12.117+deb12-amd64 6.12.9+deb12-amd64" {
 		t.Errorf("6.12: %s", got)
+	}
+	if got := strings.Join(cachedReleases(cache, "6.12", "arm64"), " "); got != "6.12.300+deb12-arm64" {
+		t.Errorf("6.12 arm64: %s", got)
 	}
 }
 
@@ -131,7 +149,7 @@ func FuzzParseCandidate(f *testing.F) {
 		if v := parseCandidate(out); strings.ContainsAny(v, " \t\n=") {
 			t.Errorf("parseCandidate returned %q", v)
 		}
-		fam, rel, err := normalizeRelease(kver)
+		fam, rel, err := normalizeRelease(kver, "amd64")
 		if err != nil {
 			return
 		}

@@ -47,6 +47,11 @@ func ParseResults(r io.Reader) (files []ResultFile, done bool, err error) {
 	}
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
+		// A UART's probe leaves a byte ahead of the first line (raspi3b's
+		// mini UART: "X@@WS-FILE ...").
+		if i := strings.Index(line, markerPrefix+"-"); i > 0 {
+			line = line[i:]
+		}
 		switch {
 		case strings.HasPrefix(line, markerPrefix+"-FILE "):
 			f := strings.Fields(line)

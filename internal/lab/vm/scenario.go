@@ -14,6 +14,11 @@ const markerPrefix = "@@WS"
 // Options are a scenario run's settings.
 type Options struct {
 	Scenario string `json:"scenario"`
+	// Arch is the guest's architecture: amd64 (default) or arm64.
+	Arch string `json:"arch,omitempty"`
+	// Machine is the board (machines): pc for amd64, raspi3b (default)
+	// or virt for arm64.
+	Machine string `json:"machine,omitempty"`
 	// Duration is the load time of each bench run in the guest.
 	Duration time.Duration `json:"duration_ns"`
 	// Streams is iperf3 -P.
@@ -116,8 +121,8 @@ var scenarios = map[string]*Scenario{
 	},
 	"usb-nic": {
 		Name:    "usb-nic",
-		Summary: "QEMU's USB NIC (qemu-xhci + usb-net, CDC-ECM -> cdc_ether on usbnet) on a tap in a host namespace running iperf3 natively",
-		Modules: func(o Options) []string { return []string{"xhci_pci", "cdc_ether"} },
+		Summary: "QEMU's USB NIC (usb-net, CDC-ECM -> cdc_ether on usbnet; on qemu-xhci, or the Pi's DWC2 on raspi3b) on a tap in a host namespace running iperf3 natively",
+		Modules: func(o Options) []string { return append(append([]string(nil), machineOf(o).USBHost...), "cdc_ether") },
 		Script:  nicScript,
 		USBNIC:  true,
 		MaxTime: func(o Options) time.Duration {
@@ -180,13 +185,14 @@ func ScenarioSummary(name string) string {
 	return ""
 }
 
-// allModules is every module any scenario loads: the base image holds
-// them all, so one cached image serves every scenario.
-func allModules() []string {
+// allModules is every module any scenario loads on a board: the base
+// image holds them all, so one cached image serves every scenario.
+func allModules(arch, machine string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, n := range ScenarioNames() {
-		for _, m := range scenarios[n].Modules(Options{Speed: "super"}) {
+		o := Options{Speed: "super", Arch: arch, Machine: machine}
+		for _, m := range append(append([]string(nil), machineOf(o).Platform...), scenarios[n].Modules(o)...) {
 			if !seen[m] {
 				seen[m] = true
 				out = append(out, m)
@@ -503,18 +509,19 @@ finish 1
 `
 
 // initLib holds the shell functions of main.sh, also used by the wrapper.
-const initLib = `ws() { echo "` + markerPrefix + ` $* t=$(cut -d' ' -f1 /proc/uptime)"; }
+const initLib = `[ -f /ws/env.sh ] && . /ws/env.sh
+ws() { echo "` + markerPrefix + ` $* t=$(cut -d' ' -f1 /proc/uptime)"; }
 ws_send() {
   dmesg > /results/dmesg.txt 2>&1
   cat /proc/interrupts > /results/interrupts-end.txt
-  stty -F /dev/ttyS1 raw -echo 2>/dev/null
+  stty -F $WS_TTY raw -echo 2>/dev/null
   for f in /results/*; do
     [ -f "$f" ] || continue
     n=${f##*/}
     s=$(sha256sum < "$f"); s=${s%% *}
-    { echo "` + markerPrefix + `-FILE $n $(wc -c < "$f") $s"; gzip -c "$f" | base64; echo "` + markerPrefix + `-EOF $n"; } > /dev/ttyS1
+    { echo "` + markerPrefix + `-FILE $n $(wc -c < "$f") $s"; gzip -c "$f" | base64; echo "` + markerPrefix + `-EOF $n"; } > $WS_TTY
   done
-  echo "` + markerPrefix + `-DONE" > /dev/ttyS1
+  echo "` + markerPrefix + `-DONE" > $WS_TTY
 }
 finish() {
   if [ -n "$WS_OBS" ]; then
@@ -528,7 +535,7 @@ finish() {
   ws result "$1"
   sync
   sleep 1
-  poweroff -f
+  $WS_POWEROFF
 }
 fail() { ws fail "$*"; echo "$*" > /results/error.txt; finish 1; }
 # ws_doctor saves a snapshot of the guest and what doctor says about the
@@ -600,8 +607,14 @@ ws_pin_tracepoints() {
 }
 `
 
+// envScript is /ws/env.sh, what the guest's scripts need to know of the
+// board: the results channel's device and how to end the run.
+func envScript(m *Machine) string {
+	return fmt.Sprintf("WS_TTY=%s\nWS_POWEROFF=%s\n", m.ResultsTTY, shq(m.PowerOff))
+}
+
 // initScript is the guest's main script: load modules, run the scenario,
-// send /results to the host over the second serial port, power off.
+// send /results to the host over the results channel, power off.
 func initScript(s *Scenario, o Options, loads []moduleLoad) string {
 	var b strings.Builder
 	b.WriteString(`#!/bin/sh
@@ -610,6 +623,7 @@ trap 'fail "interrupted"' INT TERM
 ws stage boot
 echo "kernel=$(uname -r)" > /results/facts.txt
 echo "cpus=$(nproc)" >> /results/facts.txt
+echo "machine=` + machineOf(o).Name + `" >> /results/facts.txt
 /sbin/ip link set lo up
 ws stage modules
 `)

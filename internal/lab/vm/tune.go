@@ -126,23 +126,39 @@ fi
 	return b.String()
 }
 
-// tuneFiles are the run archive's extra files of a tune step: the host's
-// udevadm (systemd-udevd) and its libraries, when the host has them.
-func tuneFiles(o Options) (map[string][]byte, error) {
+// tuneFiles are the run archive's extra files of a tune step: udevadm
+// (systemd-udevd) and its libraries as /usr/bin/udevadm - the host's, or
+// root's for a foreign architecture (GuestRoot; "" is this host) - when
+// there is one.
+func tuneFiles(o Options, root string) (map[string][]byte, error) {
 	files := map[string][]byte{}
-	if o.Tune == "" || !fileExists(udevadmHost) {
+	if o.Tune == "" {
 		return files, nil
 	}
-	libs, err := SharedLibs(udevadmHost)
+	udevadm := ""
+	for _, c := range []string{udevadmHost, "/bin/udevadm"} {
+		if fileExists(inRoot(root, c)) {
+			udevadm = c
+			break
+		}
+	}
+	if udevadm == "" {
+		return files, nil
+	}
+	libs, err := sharedLibsIn(root, inRoot(root, udevadm))
 	if err != nil {
 		return nil, fmt.Errorf("udevadm for the tune step: %w", err)
 	}
-	for _, p := range append([]string{udevadmHost}, libs...) {
-		b, err := os.ReadFile(p)
+	for _, p := range append([]string{udevadm}, libs...) {
+		b, err := os.ReadFile(inRoot(root, p))
 		if err != nil {
 			return nil, err
 		}
-		files[strings.TrimPrefix(p, "/")] = b
+		g := strings.TrimPrefix(p, "/")
+		if p == udevadm {
+			g = strings.TrimPrefix(udevadmHost, "/")
+		}
+		files[g] = b
 	}
 	return files, nil
 }

@@ -97,15 +97,21 @@ type Outcome struct {
 var (
 	ErrGuard   = errors.New("kernel trouble on the guest console")
 	ErrTimeout = errors.New("guest timed out")
-	ErrNoQEMU  = errors.New("qemu-system-x86_64 is not installed: apt-get install qemu-system-x86")
+	ErrNoQEMU  = errors.New("QEMU is not installed")
 )
 
-// Check says whether this host can run the VM lab.
+// Check says whether this host can run the VM lab's x86 guests.
 func Check() error {
-	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
-		return ErrNoQEMU
+	return machines["pc"].checkQEMU()
+}
+
+// CheckArch says whether this host can run guests of arch ("" is amd64).
+func CheckArch(arch string) error {
+	m, err := lookupMachine(arch, "")
+	if err != nil {
+		return err
 	}
-	return nil
+	return m.checkQEMU()
 }
 
 func (c *Config) logf(f string, a ...any) {
@@ -162,17 +168,37 @@ func (c *Config) Validate() error {
 	if c.Streams < 1 || c.Streams > 128 {
 		return fmt.Errorf("%d streams: want 1-128", c.Streams)
 	}
+	if c.Arch == "" {
+		c.Arch = "amd64"
+	}
+	m, err := lookupMachine(c.Arch, c.Machine)
+	if err != nil {
+		return err
+	}
+	c.Machine = m.Name
 	if c.CPUs == 0 {
 		c.CPUs = 2
+		if m.FixedCPUs > 0 {
+			c.CPUs = m.FixedCPUs
+		}
 	}
 	if c.CPUs < 1 || c.CPUs > 64 {
 		return fmt.Errorf("%d vCPUs: want 1-64", c.CPUs)
 	}
+	if m.FixedCPUs > 0 && c.CPUs != m.FixedCPUs {
+		return fmt.Errorf("%d vCPUs: the %s board has %d (use --machine virt for another count)", c.CPUs, m.Name, m.FixedCPUs)
+	}
 	if c.MemMB == 0 {
 		c.MemMB = 1024
+		if m.FixedMemMB > 0 {
+			c.MemMB = m.FixedMemMB
+		}
 	}
 	if c.MemMB < 256 {
 		return fmt.Errorf("%d MB of guest memory: want at least 256", c.MemMB)
+	}
+	if m.FixedMemMB > 0 && c.MemMB != m.FixedMemMB {
+		return fmt.Errorf("%d MB of guest memory: the %s board has %d MB", c.MemMB, m.Name, m.FixedMemMB)
 	}
 	switch c.Accel {
 	case "":
@@ -180,6 +206,9 @@ func (c *Config) Validate() error {
 	case "auto", "kvm", "tcg", "tcg-single", "tcg-icount":
 	default:
 		return fmt.Errorf("accel %q: want auto, kvm, tcg, tcg-single or tcg-icount", c.Accel)
+	}
+	if c.Accel == "kvm" && c.Arch != hostArch() {
+		return fmt.Errorf("--accel kvm runs %s guests on an %s host only; this host is %s: use tcg", c.Arch, c.Arch, hostArch())
 	}
 	if c.BusRate < 0 || c.BusRate > 100000 {
 		return fmt.Errorf("--bus-rate %d: want 1-100000 Mbit/s (or 0 for none)", c.BusRate)
@@ -196,7 +225,7 @@ func (c *Config) Validate() error {
 	if c.KernelImage != "" && c.KernelRelease != "" {
 		return fmt.Errorf("give --kernel-version or --kernel, not both")
 	}
-	family, _, err := normalizeRelease(c.KernelRelease)
+	family, _, err := normalizeRelease(c.KernelRelease, c.Arch)
 	if err != nil {
 		return err
 	}
@@ -219,7 +248,8 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if err := Check(); err != nil {
+	mach := machineOf(c.Options)
+	if err := CheckArch(c.Arch); err != nil {
 		return nil, err
 	}
 	if os.Geteuid() != 0 {
@@ -234,7 +264,7 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 	if c.KernelImage != "" {
 		k, err = UserKernel(c.KernelImage, c.ModulesPath)
 	} else {
-		k, err = FetchKernel(ctx, c.CacheDir, c.KernelRelease, c.logf)
+		k, err = FetchKernel(ctx, c.CacheDir, c.KernelRelease, c.Arch, c.logf)
 	}
 	if err != nil {
 		return nil, err
@@ -269,7 +299,7 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 			image = append(image, ModuleFile{Name: n, Source: p, Stock: !isOver})
 		}
 	}
-	for _, m := range allModules() {
+	for _, m := range allModules(c.Arch, c.Machine) {
 		if r, err := idx.Resolve(m); err == nil {
 			addMods(r)
 		}
@@ -281,19 +311,33 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 	addMods(runMods)
 
 	wsBin := c.Wirespeed
-	if wsBin == "" {
-		if wsBin, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("find this wirespeed binary: %w (pass --wirespeed FILE)", err)
+	root := "" // where the guest's programs come from: this host
+	var tools Tools
+	if c.Arch == hostArch() {
+		if wsBin == "" {
+			if wsBin, err = os.Executable(); err != nil {
+				return nil, fmt.Errorf("find this wirespeed binary: %w (pass --wirespeed FILE)", err)
+			}
 		}
-	}
-	tools, err := FindTools(wsBin)
-	if err != nil {
-		return nil, err
+		if tools, err = FindTools(wsBin); err != nil {
+			return nil, err
+		}
+	} else {
+		// a foreign architecture's programs come from Debian's packages
+		if wsBin, err = guestWirespeed(wsBin, c.Arch); err != nil {
+			return nil, err
+		}
+		if root, err = GuestRoot(ctx, c.CacheDir, c.Arch, c.logf); err != nil {
+			return nil, err
+		}
+		if tools, err = findTools(root, wsBin); err != nil {
+			return nil, err
+		}
 	}
 	if sc.Name == "wireguard" && tools.WG == "" {
 		return nil, fmt.Errorf("the wireguard scenario needs wg(8) in the guest: apt-get install wireguard-tools")
 	}
-	base, built, err := BaseImage(ctx, c.CacheDir, ImageSpec{Tools: tools, Modules: image}, c.logf)
+	base, built, err := BaseImage(ctx, c.CacheDir, ImageSpec{Tools: tools, Modules: image, Root: root, Arch: c.Arch}, c.logf)
 	if err != nil {
 		return nil, fmt.Errorf("initramfs: %w", err)
 	}
@@ -310,10 +354,11 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 	}
 	out := &Outcome{Schema: "wirespeed.labvm/v1", Scenario: sc.Name, Options: c.Options, Kernel: *k,
 		Started: time.Now().UTC(), Modules: loads, OutDir: c.OutDir, ConsoleLg: filepath.Join(c.OutDir, "console.log")}
-	runFiles, err := tuneFiles(c.Options)
+	runFiles, err := tuneFiles(c.Options, root)
 	if err != nil {
 		return nil, err
 	}
+	runFiles["ws/env.sh"] = []byte(envScript(mach))
 	runFiles["ws/main.sh"] = []byte(initScript(sc, c.Options, loads))
 	runFiles["ws/lib.sh"] = []byte(initLib)
 	var runArc strings.Builder
@@ -328,13 +373,13 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 
 	timeout := c.Timeout
 	if timeout == 0 {
-		timeout = 90*time.Second + sc.MaxTime(c.Options)*3/2
+		timeout = time.Duration(mach.Slowdown) * (90*time.Second + sc.MaxTime(c.Options)*3/2)
 	}
 
 	accel := c.Accel
 	if accel == "auto" {
 		accel = "tcg"
-		if kvmUsable(c.CacheDir) {
+		if c.Arch == hostArch() && kvmUsable(c.CacheDir) {
 			accel = "kvm"
 		}
 	}
@@ -384,7 +429,7 @@ func planLoads(idx *ModuleIndex, sc *Scenario, o Options) ([]moduleLoad, error) 
 			params[ModuleName(k)] = v
 		}
 	}
-	want := append([]string(nil), sc.Modules(o)...)
+	want := append(append([]string(nil), machineOf(o).Platform...), sc.Modules(o)...)
 	for _, l := range o.Load {
 		f := strings.Fields(l)
 		if len(f) == 0 {
@@ -530,7 +575,15 @@ func (c *Config) boot(ctx context.Context, sc *Scenario, k *Kernel, initrd, acce
 		})
 	}
 
-	argv := qemuArgs(name, k, initrd, accel, c.CPUs, c.MemMB, "stdio", resultsPath, sc.USBNIC, tap, c.Append)
+	var argv []string
+	if m := machineOf(c.Options); m.Arch == "amd64" {
+		argv = qemuArgs(name, k, initrd, accel, c.CPUs, c.MemMB, "stdio", resultsPath, sc.USBNIC, tap, c.Append)
+	} else {
+		var err error
+		if argv, err = m.armArgs(name, k, initrd, accel, c.CPUs, c.MemMB, "stdio", resultsPath, sc.USBNIC, tap, c.Append); err != nil {
+			return err
+		}
+	}
 	out.QEMU = argv
 	var cmd *exec.Cmd
 	if ns != "" {

@@ -45,7 +45,7 @@ func smokeSetup(t *testing.T) (cache string, wirespeed string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if _, err := FetchKernel(ctx, cache, os.Getenv("WIRESPEED_KERNEL"), t.Logf); err != nil {
+	if _, err := FetchKernel(ctx, cache, os.Getenv("WIRESPEED_KERNEL"), "amd64", t.Logf); err != nil {
 		if errors.Is(err, ErrNoKernelPackage) {
 			t.Skipf("VM smoke test: cannot get the guest kernel: %v", err)
 		}
