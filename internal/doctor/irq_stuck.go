@@ -78,11 +78,15 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 			}
 			why := fmt.Sprintf("IRQ %d (%s) runs on CPU%d only", irq.Number, strings.Join(irq.Actions, ","), hot)
 			if cannotMove {
-				why += " and its affinity cannot be changed"
+				why += " and its affinity cannot be changed (" + irq.Changeable.Evidence + ")"
 			}
 			why += "; the driver's RX work and, without RPS, all protocol processing follow it, so one CPU saturates while the others idle. " +
-				"RPS hands each flow's processing to another CPU by hash. Seed 003: on a Raspberry Pi 4 the xHCI interrupt stays on CPU0 " +
-				"(writes to smp_affinity answer EINVAL) and rps_cpus is the knob that works."
+				"RPS hands each flow's processing to another CPU by hash."
+			if cannotMove {
+				why += " On a Raspberry Pi the USB interrupt cannot leave CPU0 (seed 003, a Pi 4), and rps_cpus is the knob that works."
+			} else {
+				why += " Moving the interrupt moves the driver's work too, but it stays on one CPU; RPS spreads the protocol work that follows it."
+			}
 			switch {
 			case known && len(rps) == 0:
 				f := Finding{

@@ -51,7 +51,8 @@ type Answers struct {
 // Probe results stored in Answers.AffinityProbes.
 const (
 	probeAccepted = "accepted" // passed the kernel's user-affinity gate
-	probeEIO      = "EIO"      // refused by the gate
+	probeEIO      = "EIO"      // refused by the gate (kernels before 6.12)
+	probeEPERM    = "EPERM"    // refused by the gate (6.12 on), asked as root
 	probeNotRoot  = "not-root"
 	probeNoFile   = "no-file"
 )
@@ -162,7 +163,9 @@ func (a *Answers) driver(ifname string) (ethtoolnl.DrvInfo, string) {
 // of irq, without changing it: it writes a mask that cannot parse. The
 // kernel checks whether the IRQ's affinity can be set from user space
 // (not per-CPU, not managed, a chip with an affinity callback) before it
-// parses the mask and answers EIO if not; past that check the bad mask is
+// parses the mask and answers EIO if not (EPERM from 6.12 on: Debian's
+// 6.1 answers EIO, its 6.12 EPERM, which is why a root probe's EPERM is
+// the gate and not a permission); past that check the bad mask is
 // rejected with EINVAL and nothing happens. A chip whose callback itself
 // refuses (the Raspberry Pi 4's PCIe MSI) passes the gate; collect.go knows
 // those chips by name.
@@ -197,6 +200,9 @@ func (a *Answers) doProbe(irq int) string {
 		return probeEIO
 	case errors.As(err, &errno) && (errno == syscall.EINVAL || errno == syscall.ERANGE || errno == syscall.EOVERFLOW):
 		return probeAccepted
+	case errors.As(err, &errno) && errno == syscall.EPERM:
+		// root opened the file (a permission failure is EACCES at open)
+		return probeEPERM
 	case errors.Is(err, fs.ErrPermission):
 		return probeNotRoot
 	case errors.As(err, &errno):

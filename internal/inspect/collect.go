@@ -357,6 +357,10 @@ var usbnetMinidrivers = map[string]bool{
 // every write to smp_affinity answers EINVAL.
 var chipsRefusingAffinity = map[string]string{
 	"BRCM STB PCIe MSI": "the Broadcom STB PCIe MSI controller (Raspberry Pi 4) cannot steer MSIs: writes to smp_affinity answer EINVAL",
+	// This one has no affinity callback at all: the kernel's gate refuses
+	// (EIO before 6.12, EPERM after); named here for snapshots taken
+	// without root.
+	"ARMCTRL-level": "the BCM2835 interrupt controller (Raspberry Pi 1-3) sends every peripheral interrupt to CPU0: writes to smp_affinity are refused",
 }
 
 func (c *collector) device(name string) Device {
@@ -749,6 +753,28 @@ func (c *collector) irqs(d *Device) []IRQ {
 			}
 		}
 	}
+	if len(list) == 0 && d.DevicePath != "" && c.interrupts != nil {
+		// A device-tree (platform) device has no irq file in sysfs: its
+		// handler carries its device name (the Pi 3's DWC2:
+		// "3f980000.usb, dwc2_hsotg:usb1").
+		for dir := path.Dir(d.DevicePath); strings.HasPrefix(dir, "/sys/devices/") && len(list) == 0; dir = path.Dir(dir) {
+			name := path.Base(dir)
+			for _, l := range c.interrupts.Lines {
+				for _, a := range l.Actions {
+					if a == name {
+						what := name
+						if d.USB != nil && dir == d.USB.HostController.Path {
+							what = "USB host controller " + name
+							if d.USB.HostController.Driver != "" {
+								what += " (" + d.USB.HostController.Driver + ")"
+							}
+						}
+						add(l.Number, "handler named after "+what)
+					}
+				}
+			}
+		}
+	}
 	for _, n := range d.NAPIs {
 		if n.IRQ != nil {
 			add(*n.IRQ, fmt.Sprintf("napi-get (NAPI %d)", n.ID))
@@ -825,8 +851,11 @@ func (c *collector) irq(n int, via string, d *Device) IRQ {
 	q.EffectiveAffinity, _ = c.str(pi + "/effective_affinity_list")
 	q.Changeable = c.changeable(n, q.Chip)
 	for _, a := range q.Actions {
-		if !strings.Contains(a, d.Name) && (d.BusID == "" || !strings.Contains(a, d.BusID)) &&
-			(d.USB == nil || a != d.USB.HostController.Driver) {
+		// the host controller's own handlers: its driver's name (xhci_hcd;
+		// dwc2_hsotg:usb1) or its device's (3f980000.usb)
+		hcd := d.USB != nil && d.USB.HostController.Driver != "" && (strings.HasPrefix(a, d.USB.HostController.Driver) ||
+			a == path.Base(d.USB.HostController.Path))
+		if !strings.Contains(a, d.Name) && (d.BusID == "" || !strings.Contains(a, d.BusID)) && !hcd {
 			q.SharedWith = append(q.SharedWith, "handler "+a)
 		}
 	}
@@ -854,8 +883,12 @@ func (c *collector) changeable(n int, chip string) Tri {
 	switch {
 	case r == probeNoFile:
 		return Tri{"no", fmt.Sprintf("no /proc/irq/%d/smp_affinity", n)}
-	case r == probeEIO:
-		return Tri{"no", "kernel refuses user affinity (per-CPU, managed, or chip cannot move it): probe write answered EIO"}
+	case r == probeEIO || r == probeEPERM:
+		why := "kernel refuses user affinity (per-CPU, managed, or chip cannot move it): probe write answered " + r
+		if known != "" {
+			why = known + "; probe write answered " + r
+		}
+		return Tri{"no", why}
 	case refuses:
 		return Tri{"no", known}
 	case r == probeAccepted:

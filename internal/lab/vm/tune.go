@@ -15,7 +15,8 @@ import (
 // (deauthorize, authorize: usbcore disconnects and re-enumerates it, and
 // cdc_ether makes a new usb0) twice: once without udevd, once with the
 // host's systemd-udevd running in the guest, to see whether persist's
-// udev rule brings the settings back.
+// udev rule brings the settings back; then 'tune revert --all' puts back
+// what was there before.
 
 // udevadmHost is the host's udevadm; systemd-udevd is the same program
 // under another name.
@@ -122,6 +123,10 @@ if [ -x /usr/bin/udevadm ]; then
 else
   ws note "no udevadm in the guest (the host has none): re-plug with udevd not tried"
 fi
+ws stage tune-revert
+/usr/bin/wirespeed tune revert --all --json > /results/tune-revert.json 2>> /results/tune.err || ws note "tune revert failed: $(tail -n 2 /results/tune.err | tr '\n' ' ')"
+/usr/bin/wirespeed tune status --json > /results/tune-status-reverted.json 2>> /results/tune.err
+ws_rps "$DIF" > /results/rps-after-revert.txt
 `)
 	return b.String()
 }
