@@ -9,6 +9,8 @@
 #   make check   gofmt + go vet + tests + every fuzz target for FUZZTIME (3s)
 #   make fuzz    only the fuzz targets (FUZZTIME=30s make fuzz for a longer run)
 #   make cross   static binaries for amd64 and arm64 into dist/
+#   make cross-check  the arm64 binary under qemu-user prints what the amd64
+#                one prints on every snapshot fixture (run by make check)
 #   make bpf     regenerate the committed eBPF objects with Debian's clang
 
 GO       ?= go
@@ -24,12 +26,14 @@ LDFLAGS  := -s -w -X github.com/wirespeed/wirespeed/internal/cli.Version=$(VERSI
 # the exporter's integration test (prometheus: the real server scrapes it).
 SETUP_PKGS := iperf3 ethtool iproute2 iputils-ping bpftool git ca-certificates \
 	chromium flent python3-matplotlib prometheus
-# LAB_PKGS: the VM lab (qemu..wireguard-tools; gcc-12 and make build its
-# broken test module), kernel/usbnet's module build (patch, dwarves), make bpf
+# LAB_PKGS: the VM lab (qemu..wireguard-tools; qemu-system-arm for its arm64
+# guests; gcc-12 and make build its broken test module), make check's arm64
+# binary run (qemu-user-static: qemu-aarch64-static, called directly, no
+# binfmt_misc needed), kernel/usbnet's module build (patch, dwarves), make bpf
 # (clang, llvm, libbpf-dev) and make observe-overhead (bpftrace). The VM
 # lab's guest kernel is fetched with apt-get download, never installed.
-LAB_PKGS := qemu-system-x86 busybox-static kmod xz-utils cpio wireguard-tools gcc-12 make patch dwarves \
-	clang llvm libbpf-dev bpftrace
+LAB_PKGS := qemu-system-x86 qemu-system-arm busybox-static kmod xz-utils cpio wireguard-tools gcc-12 make patch dwarves \
+	qemu-user-static clang llvm libbpf-dev bpftrace
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 # The oldest Go that builds this tree (go.mod's go line).
 GO_MIN := $(shell sed -n 's/^go \([0-9.]*\).*/\1/p' go.mod)
@@ -39,7 +43,7 @@ TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
 
-.PHONY: all setup setup-lab run build test check fuzz cross bpf clean observe-overhead go-version check-setup-packages
+.PHONY: all setup setup-lab run build test check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages
 
 all: build
 
@@ -96,6 +100,7 @@ check:
 	$(MAKE) check-setup-packages
 	$(MAKE) test
 	$(MAKE) fuzz
+	$(MAKE) cross-check
 	@command -v qemu-system-x86_64 >/dev/null || echo "note: the VM lab's tests skipped (no QEMU): sudo make setup-lab installs what they need"
 
 # every Go fuzz target, FUZZTIME each (scripts/fuzz.sh finds them)
@@ -107,6 +112,13 @@ cross: go-version
 	mkdir -p dist
 	GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/wirespeed-linux-amd64 ./cmd/wirespeed
 	GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/wirespeed-linux-arm64 ./cmd/wirespeed
+
+# No arm64 code runs anywhere else in make check: run make cross's arm64
+# binary under qemu-user on every fixture in testdata/snapshots and compare
+# its inspect/doctor --from output with the amd64 binary's, byte for byte.
+# Without qemu-aarch64(-static) it notes the skip and passes.
+cross-check: cross
+	scripts/cross-fixtures.sh dist/wirespeed-linux-amd64 dist/wirespeed-linux-arm64
 
 bpf:
 	$(GO) generate ./internal/observe/...
