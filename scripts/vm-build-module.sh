@@ -9,7 +9,10 @@ set -eu
 src=$(cd "$1" && pwd)
 out=${2:-$src}
 cache=${WIRESPEED_CACHE:-/var/cache/wirespeed}
-rel=${KERNEL_RELEASE:-$(for d in "$cache"/kernel/*/ready; do [ -f "$d" ] && basename "$(dirname "$d")"; done | sort -t. -k3 -n | tail -n 1)}
+# the newest cached kernel of this host's architecture (the cache also
+# holds arm64 guests' kernels, whose headers cannot build here this way)
+arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
+rel=${KERNEL_RELEASE:-$(for d in "$cache"/kernel/*-"$arch"/ready; do [ -f "$d" ] && basename "$(dirname "$d")"; done | sort -t. -k3 -n | tail -n 1)}
 root="$cache/kernel/$rel/root"
 hdr="$root/usr/src/linux-headers-$rel"
 [ -d "$hdr" ] || { echo "no headers for $rel in $cache: run 'wirespeed lab vm boot' once to fetch the kernel" >&2; exit 1; }
