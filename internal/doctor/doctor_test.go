@@ -209,6 +209,13 @@ func TestRules(t *testing.T) {
 				in.Obs = &observe.Observation{IRQs: []observe.IRQ{{IRQ: 46, Count: 5000, PerCPU: []uint64{2500, 2500, 0, 0}}}}
 			}},
 		{name: "a movable virtio IRQ with NAPI", fixture: "firecracker-host", id: "irq-stuck-rps-off"},
+		// the arm64 lab's Raspberry Pi 3 B: the DWC2's interrupt, found by
+		// its handler's name, refused by the ARMCTRL chip (EPERM on 6.12)
+		{name: "Pi 3 DWC2 on CPU0 (arm64 lab guest), RPS off", fixture: "vm-rpi3-usb-nic", id: "irq-stuck-rps-off", fire: true, sev: Warn,
+			actions: []string{"rps_cpus:usb0:rx-0=e", "sysctl:net.core.rps_sock_flow_entries=32768", "rps_flow_cnt:usb0:rx-0=32768"},
+			text:    "cannot leave CPU0"},
+		{name: "Pi 3 guest: usbnet on Debian's arm64 6.12 gets the module", fixture: "vm-rpi3-usb-nic", id: "usbnet-no-gro", fire: true, sev: Warn,
+			text: "6.12.117+deb12-arm64 matches"},
 		{name: "counts that did not move since the earlier reading", fixture: "rpi4-ax88179", id: "irq-stuck-rps-off",
 			change: func(t *testing.T, in *Input) {
 				dev(t, in.Snap, "eth1").RXQueues[0].RPSCPUs = "0"

@@ -42,7 +42,7 @@ func fromFixture(t *testing.T, name string, ifaces ...string) *Snapshot {
 	return snap
 }
 
-var fixtureNames = []string{"rpi4-ax88179", "wg-gateway-16", "firecracker-host", "firecracker-veth-threaded"}
+var fixtureNames = []string{"rpi4-ax88179", "wg-gateway-16", "firecracker-host", "firecracker-veth-threaded", "vm-rpi3-usb-nic"}
 
 // TestGolden compares the text and JSON output of every fixture with the
 // reviewed golden files (go test ./internal/inspect -update rewrites them).
