@@ -6,7 +6,10 @@
 #   gadget-icount  usb-gadget at super speed, bus uncapped, tcg-icount: capacity;
 #   nic-tcg        usb-nic, multi-threaded TCG: the link rate in real time.
 # OURS_MODS: build.sh --lab-bus of the series; STOCK_BUS: build.sh --no-series
-# --lab-bus (the gadget's stock side; usb-nic's stock is Debian's own modules).
+# --lab-bus (the gadget's stock side; usb-nic's stock is Debian's own modules,
+# and so is the gadget's when STOCK_BUS does not exist - uncapped, the stock
+# dummy_hcd serves both sides). LABVM_ARGS are added to every boot, e.g.
+# LABVM_ARGS='--arch arm64' KVER=6.12.117+deb12-arm64 for the Pi 3-class guest.
 # Before each boot the host's top CPU users go to NAME/host-top.txt. Write the
 # validity rules to OUT_DIR/PLAN.md before running. Summary:
 #   scripts/usbnet-rx-summary.py OUT_DIR --json OUT_DIR/summary.json
@@ -18,15 +21,18 @@ kver=${KVER:-6.12.117+deb12-amd64}
 ours=${OURS_MODS:-kernel/usbnet/out/$kver}
 stockbus=${STOCK_BUS:-kernel/usbnet/out/stock-lab-$kver}
 n=${REPS:-5}
+stockgadget=
+[ -d "$stockbus" ] && stockgadget="--modules-dir $stockbus"
 mkdir -p "$out"
 run() { # NAME ARGS...
 	name=$1
 	shift
 	mkdir -p "$out/$name"
 	{ date -u +%FT%TZ; uptime; ps -eo pcpu,pid,comm --sort=-pcpu | head -n 8; } > "$out/$name/host-top.txt"
-	echo "== $name: wirespeed lab vm $*" >> "$out/runs.txt"
+	echo "== $name: wirespeed lab vm $* ${LABVM_ARGS:-}" >> "$out/runs.txt"
 	s=$(date +%s)
-	if "$ws" lab vm "$@" --kernel-version "$kver" --out "$out/$name" > "$out/$name.txt" 2>&1; then
+	# shellcheck disable=SC2086 # LABVM_ARGS is a list of flags
+	if "$ws" lab vm "$@" --kernel-version "$kver" ${LABVM_ARGS:-} --out "$out/$name" > "$out/$name.txt" 2>&1; then
 		echo "   ok in $(($(date +%s) - s)) s" >> "$out/runs.txt"
 	else
 		echo "   FAILED: $(tail -n 1 "$out/$name.txt")" >> "$out/runs.txt"
@@ -40,7 +46,8 @@ for ph in "$@"; do
 			run "nic-icount-stock-$i" usb-nic -t 8s -P 2 --direction receive --accel tcg-icount
 			run "nic-icount-ours-$i" usb-nic -t 8s -P 2 --direction receive --accel tcg-icount --modules-dir "$ours" ;;
 		gadget-icount)
-			run "gadget-icount-stock-$i" usb-gadget -t 8s -P 2 --speed super --direction receive --accel tcg-icount --modules-dir "$stockbus"
+			# shellcheck disable=SC2086 # empty or two words
+			run "gadget-icount-stock-$i" usb-gadget -t 8s -P 2 --speed super --direction receive --accel tcg-icount $stockgadget
 			run "gadget-icount-ours-$i" usb-gadget -t 8s -P 2 --speed super --direction receive --accel tcg-icount --modules-dir "$ours" ;;
 		nic-tcg)
 			run "nic-tcg-stock-$i" usb-nic -t 8s -P 2 --direction receive --accel tcg
