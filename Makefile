@@ -25,11 +25,13 @@ LDFLAGS  := -s -w -X github.com/wirespeed/wirespeed/internal/cli.Version=$(VERSI
 SETUP_PKGS := iperf3 ethtool iproute2 iputils-ping bpftool git ca-certificates \
 	chromium flent python3-matplotlib prometheus
 # LAB_PKGS: the VM lab (qemu..wireguard-tools; gcc-12 and make build its
-# broken test module), kernel/usbnet's module build (patch, dwarves), make bpf
-# (clang, llvm, libbpf-dev) and make observe-overhead (bpftrace). The VM
-# lab's guest kernel is fetched with apt-get download, never installed.
+# broken test module), kernel/usbnet's module build (patch, dwarves;
+# gcc-aarch64-linux-gnu cross-builds it for Debian's arm64 kernels, whose
+# headers use aarch64-linux-gnu-gcc-12), make bpf (clang, llvm, libbpf-dev)
+# and make observe-overhead (bpftrace). The VM lab's guest kernel is fetched
+# with apt-get download, never installed.
 LAB_PKGS := qemu-system-x86 busybox-static kmod xz-utils cpio wireguard-tools gcc-12 make patch dwarves \
-	clang llvm libbpf-dev bpftrace
+	gcc-aarch64-linux-gnu clang llvm libbpf-dev bpftrace
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 # The oldest Go that builds this tree (go.mod's go line).
 GO_MIN := $(shell sed -n 's/^go \([0-9.]*\).*/\1/p' go.mod)
