@@ -49,7 +49,7 @@ run() { # NAME EXPECT(ok|refused) ARGS... : one build.sh run
 		bad="$(modcheck "$kver" "$work/$name/usbnet.ko")"
 	fi
 	if [ "$got" = "$expect" ] && { [ "$expect" = refused ] || { [ "$mods" = 28 ] && [ -z "$bad" ]; }; }; then
-		echo "ok   $name: $got ($mods modules${src:+, $src}${vm:+, vermagic $vm}) in $(($(date +%s) - start)) s"
+		echo "ok   $name: $got ($mods modules${src:+, $src}${vm:+, vermagic ${vm% }}) in $(($(date +%s) - start)) s"
 	else
 		echo "FAIL $name: want $expect, got $got ($mods modules${bad:+; usbnet.ko: $bad}): $(tail -n 3 "$work/$name.log" | tr '\n' ' ')"
 		fail=1
