@@ -29,11 +29,14 @@ SETUP_PKGS := iperf3 ethtool iproute2 iputils-ping bpftool git ca-certificates \
 # LAB_PKGS: the VM lab (qemu..wireguard-tools; qemu-system-arm for its arm64
 # guests; gcc-12 and make build its broken test module), make check's arm64
 # binary run (qemu-user-static: qemu-aarch64-static, called directly, no
-# binfmt_misc needed), kernel/usbnet's module build (patch, dwarves), make bpf
-# (clang, llvm, libbpf-dev) and make observe-overhead (bpftrace). The VM
-# lab's guest kernel is fetched with apt-get download, never installed.
+# binfmt_misc needed; the arm64 lab lists the guest busybox's applets with
+# it), kernel/usbnet's module build (patch, dwarves; gcc-aarch64-linux-gnu
+# cross-builds it for Debian's arm64 kernels, whose headers use
+# aarch64-linux-gnu-gcc-12), make bpf (clang, llvm, libbpf-dev) and make
+# observe-overhead (bpftrace). The VM lab's guest kernel is fetched with
+# apt-get download, never installed.
 LAB_PKGS := qemu-system-x86 qemu-system-arm busybox-static kmod xz-utils cpio wireguard-tools gcc-12 make patch dwarves \
-	qemu-user-static clang llvm libbpf-dev bpftrace
+	qemu-user-static gcc-aarch64-linux-gnu clang llvm libbpf-dev bpftrace
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 # The oldest Go that builds this tree (go.mod's go line).
 GO_MIN := $(shell sed -n 's/^go \([0-9.]*\).*/\1/p' go.mod)

@@ -15,7 +15,10 @@
 #         without it, /lib/modules/KVER/build when the headers are installed).
 #         For Debian's own kernel names the headers packages are otherwise
 #         fetched with apt-get download and unpacked in the cache (nothing is
-#         installed); any other kernel needs its headers installed.
+#         installed); any other kernel needs its headers installed. An arm64
+#         kernel on an amd64 host (6.12.117+deb12-arm64): its headers through
+#         private arm64 apt lists in the cache, this host's linux-kbuild, and
+#         aarch64-linux-gnu-gcc (apt-get install gcc-aarch64-linux-gnu).
 # --ksrc  a kernel source tree of the same family to take usbnet from (also
 #         KSRC=DIR in the environment, which DKMS passes on). Without it the
 #         source is an installed linux-source-X.Y (/usr/src/linux-source-X.Y.tar.xz),
@@ -55,7 +58,7 @@ while [ $# -gt 0 ]; do
 	--no-series) series=""; shift ;;
 	--lab-bus) lab_bus=1; shift ;;
 	--extra-patch) need_arg "$@"; extra+=("$2"); shift 2 ;;
-	-h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,35p' "$0"; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
 done
@@ -104,29 +107,94 @@ family_of_tree() {
 sublevel_of_tree() { sed -n 's/^SUBLEVEL[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' "$1/Makefile" 2>/dev/null | head -n 1; }
 
 mkdir -p "$cache"
-fetch() { # package[=version] -> the .deb in the cache (no version: apt's candidate)
-	local pkg="${1%%=*}" ver="" deb
+host_arch="$(dpkg --print-architecture 2>/dev/null || uname -m)"
+
+# Another architecture's packages (an arm64 kernel's headers on an amd64
+# host) come from a private apt: the host's sources.list, but its own
+# architecture, package lists, package cache and an empty dpkg status, all
+# under $cache/apt-ARCH. The host's dpkg and apt state are not touched
+# (no dpkg --add-architecture).
+foreign_apt() { # ARCH apt-get|apt-cache ARGS...
+	local a="$1" d="$cache/apt-$1" cmd="$2"
+	shift 2
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	[ -f "$d/status" ] || : >"$d/status"
+	"$cmd" -o APT::Architecture="$a" -o APT::Architectures="$a" \
+		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" \
+		-o Dir::State::status="$d/status" "$@"
+}
+# foreign_update ARCH: apt-get update of the private lists, once per run
+# (the stamp holds this run's process id; fetch runs in subshells).
+foreign_update() {
+	local d="$cache/apt-$1"
+	[ "$(cat "$d/.updated" 2>/dev/null)" != "$$" ] || return 0
+	command -v apt-get >/dev/null || die "no apt-get to fetch $1 packages with: give --kdir DIR (the headers of $kver)"
+	mkdir -p "$d"
+	say "updating the private $1 package lists in $d"
+	# Only the Packages lists: no translations, no AppStream metadata. A
+	# source that serves no $1 lists fails the update but not the build:
+	# whether the package is then known decides.
+	foreign_apt "$1" apt-get -q -o Acquire::Languages=none \
+		-o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false \
+		-o Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false \
+		-o Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false \
+		-o Acquire::IndexTargets::deb::DEP-11-icons-hidpi::DefaultEnabled=false \
+		update >"$d/update.log" 2>&1 ||
+		say "apt-get update of the $1 lists reported errors (the package may still be found; log: $d/update.log)"
+	echo "$$" >"$d/.updated"
+}
+fetch() { # package[=version] [ARCH] -> the .deb in the cache (no version: apt's candidate)
+	# ARCH other than this machine's: fetched with the private apt (foreign_apt).
+	local pkg="${1%%=*}" ver="" arch="${2:-$host_arch}" deb apt_get=(apt-get) apt_cache=(apt-cache) foreign=""
 	[ "$pkg" = "$1" ] || ver="${1#*=}"
+	if [ "$arch" != "$host_arch" ]; then
+		foreign="$arch"
+		apt_get=(foreign_apt "$arch" apt-get) apt_cache=(foreign_apt "$arch" apt-cache)
+		ls "$cache/apt-$arch/lists/"*_Packages* >/dev/null 2>&1 || foreign_update "$arch"
+	fi
+	candidate() { "${apt_cache[@]}" policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: *//p'; }
 	if [ -z "$ver" ]; then
 		command -v apt-cache >/dev/null || die "$pkg is not installed and there is no apt-cache to find it"
-		ver="$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: *//p')"
-		[ -n "$ver" ] && [ "$ver" != "(none)" ] ||
+		ver="$(candidate)"
+		if [ -n "$foreign" ] && { [ -z "$ver" ] || [ "$ver" = "(none)" ]; }; then
+			foreign_update "$arch"
+			ver="$(candidate)"
+		fi
+		[ -n "$ver" ] && [ "$ver" != "(none)" ] || {
+			[ -z "$foreign" ] || die "Debian's $arch archive knows no $pkg (private lists in $cache/apt-$arch, updated now; is it a kernel Debian still carries, and is the archive in the host's sources.list?), or give --kdir DIR"
 			die "apt knows no $pkg (run apt-get update with Debian's archive in sources.list; or install it, or give --kdir)"
+		}
 	fi
-	deb="$(ls "$cache/${pkg}_${ver//:/%3a}_"*.deb 2>/dev/null | head -1 || true)"
+	deb="$(ls "$cache/${pkg}_${ver//:/%3a}_$arch.deb" "$cache/${pkg}_${ver//:/%3a}_all.deb" 2>/dev/null | head -1 || true)"
 	if [ -z "$deb" ]; then
 		command -v apt-get >/dev/null || die "$pkg $ver is neither installed nor in $cache, and there is no apt-get to fetch it"
-		say "fetching $pkg $ver"
-		(cd "$cache" && apt-get download -q "$pkg=$ver" >/dev/null 2>&1) ||
-			die "apt-get download $pkg=$ver failed (is the Debian archive reachable, and apt-get update done? Or install the package, or give --ksrc/--kdir)"
-		deb="$(ls "$cache/${pkg}_${ver//:/%3a}_"*.deb | head -1)"
+		say "fetching $pkg $ver${foreign:+ ($arch)}"
+		download() { (cd "$cache" && "${apt_get[@]}" download -q "$pkg=$ver" >/dev/null 2>&1); }
+		if ! download; then
+			# Stale private lists can name a version the archive has dropped.
+			if [ -z "$foreign" ] || ! { foreign_update "$arch" && download; }; then
+				die "apt-get download $pkg=$ver${foreign:+ ($arch, private lists in $cache/apt-$arch)} failed (is the Debian archive reachable, and apt-get update done? Or install the package, or give --ksrc/--kdir)"
+			fi
+		fi
+		deb="$(ls "$cache/${pkg}_${ver//:/%3a}_$arch.deb" "$cache/${pkg}_${ver//:/%3a}_all.deb" 2>/dev/null | head -1)"
 	fi
 	echo "$deb"
 }
 
+# cross_gcc ARCH PREFIX [KDIR]: die, saying what to install, unless the
+# cross compiler for an ARCH kernel is here. Debian's headers name the gcc
+# they use (.kernelvariables: CC = $(CROSS_COMPILE)gcc-12).
+cross_gcc() {
+	local p="${CROSS_COMPILE:-$2}" v=""
+	[ -z "${3:-}" ] || v="$(sed -n 's/^CC[[:space:]]*=.*gcc-\([0-9][0-9]*\)[[:space:]]*$/\1/p' "$3/.kernelvariables" 2>/dev/null | head -n 1)"
+	command -v "${p}gcc${v:+-$v}" >/dev/null ||
+		die "$kver is an $1 kernel: building it on this $(uname -m) machine needs ${p}gcc${v:+-$v}: apt-get install gcc-${2%-}${v:+ (or gcc-$v-${2%-} where that is not gcc $v)}; or set CROSS_COMPILE to another compiler's prefix"
+}
+
 # 1. The kernel's build directory: given, installed, or (Debian's own
-# kernels, this machine's architecture) fetched.
-host_arch="$(dpkg --print-architecture 2>/dev/null || uname -m)"
+# kernels) fetched. Another architecture's kernel (arm64 on amd64): its
+# headers and -common from the private apt (foreign_apt), and this host's
+# own linux-kbuild of the same version, whose scripts and tools run here.
 if [ -z "$kdir" ] && [ -f "/lib/modules/$kver/build/Makefile" ]; then
 	kdir="/lib/modules/$kver/build"
 fi
@@ -142,21 +210,30 @@ if [ -z "$kdir" ] && [ -z "$source_only" ]; then
 	[ ${#hdrpkgs[@]} -gt 0 ] ||
 		die "no headers for $kver: install them (/lib/modules/$kver/build; on Raspberry Pi OS: apt-get install linux-headers-$kver), or give --kdir DIR"
 	case "$flavour" in
-	*arm64*|*rpi*) farch=arm64 ;;
+	*arm64*) farch=arm64 ;;
+	*rpi*) farch=armel ;; # Debian's rpi flavour (Pi OS's names never get here)
 	*amd64*) farch=amd64 ;;
 	*) farch="$host_arch" ;;
 	esac
-	[ "$farch" = "$host_arch" ] ||
-		die "no headers for $kver installed, and they are $farch packages on this $host_arch machine: install linux-headers-$kver for $farch and give --kdir DIR (the tree's scripts must run here)"
+	if [ "$farch" != "$host_arch" ]; then
+		case "$farch/$host_arch" in
+		arm64/amd64) cross_gcc arm64 aarch64-linux-gnu- ;;
+		amd64/arm64) cross_gcc amd64 x86_64-linux-gnu- ;;
+		*) die "no headers for $kver installed, and they are $farch packages on this $host_arch machine: build.sh fetches arm64 headers on amd64 (and amd64 on arm64) only; install linux-headers-$kver for $farch and give --kdir DIR (the tree's scripts must run here)" ;;
+		esac
+	fi
 	command -v dpkg-deb >/dev/null || die "dpkg-deb is missing: install the headers of $kver or give --kdir DIR"
 	hdr="$cache/headers-$kver"
 	if [ ! -f "$hdr/.complete" ]; then
 		rm -rf "$hdr" && mkdir -p "$hdr"
-		first="$(fetch "${hdrpkgs[0]}")"
+		# The arch package picks the version; -common (arch all) comes from
+		# the same lists, linux-kbuild from this machine's.
+		first="$(fetch "${hdrpkgs[0]}" "$farch")"
 		hver="$(dpkg-deb -f "$first" Version)"
-		dpkg-deb -x "$first" "$hdr"
-		for p in "${hdrpkgs[@]:1}"; do
-			dpkg-deb -x "$(fetch "$p=$hver")" "$hdr"
+		common="$(fetch "${hdrpkgs[1]}=$hver" "$farch")"
+		kbuild="$(fetch "${hdrpkgs[2]}=$hver")"
+		for deb in "$first" "$common" "$kbuild"; do
+			dpkg-deb -x "$deb" "$hdr"
 		done
 		# The arch package includes the common one by absolute path.
 		sed -i "s#^include /usr/src/#include $hdr/usr/src/#" "$hdr/usr/src/linux-headers-$kver/Makefile"
@@ -275,11 +352,11 @@ done
 makeargs=()
 if grep -q '^CONFIG_ARM64=y' "$kdir/.config" 2>/dev/null && [ "$(uname -m)" != aarch64 ]; then
 	cc="${CROSS_COMPILE:-aarch64-linux-gnu-}"
-	command -v "${cc}gcc" >/dev/null || die "$kver is an arm64 kernel: building on $(uname -m) needs ${cc}gcc (apt-get install gcc-aarch64-linux-gnu) or CROSS_COMPILE"
+	cross_gcc arm64 aarch64-linux-gnu- "$kdir"
 	makeargs=(ARCH=arm64 CROSS_COMPILE="$cc")
 elif grep -q '^CONFIG_X86_64=y' "$kdir/.config" 2>/dev/null && [ "$(uname -m)" != x86_64 ]; then
 	cc="${CROSS_COMPILE:-x86_64-linux-gnu-}"
-	command -v "${cc}gcc" >/dev/null || die "$kver is an x86_64 kernel: building on $(uname -m) needs ${cc}gcc or CROSS_COMPILE"
+	cross_gcc amd64 x86_64-linux-gnu- "$kdir"
 	makeargs=(ARCH=x86_64 CROSS_COMPILE="$cc")
 fi
 
