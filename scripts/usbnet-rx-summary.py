@@ -85,7 +85,8 @@ def med(x):
 summary = {'dir': d, 'phases': {}}
 for ph, title in (('nic-icount', 'usb-nic receive, -icount (invalid by PLAN.md: every run incomplete)'),
                   ('gadget-icount', 'usb-gadget receive, super speed, uncapped, -icount'),
-                  ('nic-tcg', 'usb-nic receive, multi-threaded TCG (real time)')):
+                  ('nic-tcg', 'usb-nic receive, multi-threaded TCG (real time)'),
+                  ('gadget-tcg', 'usb-gadget receive, super speed, uncapped, multi-threaded TCG (real time)')):
     reps = sorted({int(m.group(1)) for p in glob.glob(f'{d}/{ph}-stock-*/') for m in [re.search(r'-(\d+)/$', p)] if m})
     if not reps:
         continue
@@ -96,7 +97,7 @@ for ph, title in (('nic-icount', 'usb-nic receive, -icount (invalid by PLAN.md: 
         if not a or not b:
             print(f'  pair {i}: dropped (a boot failed or wrote no complete bench JSON)')
             continue
-        if ph == 'nic-tcg':
+        if ph in ('nic-tcg', 'gadget-tcg'):
             w = max(outside_load(f'{ph}-stock-{i}') or 0, outside_load(f'{ph}-ours-{i}') or 0)
             if w > 20:
                 print(f'  pair {i}: dropped (outside load: a process at {w:.0f}% CPU before a boot)')

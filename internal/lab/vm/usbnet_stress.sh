@@ -95,6 +95,16 @@ host_up() { # find the (new) cdc_ncm device and give it its address
 		return
 	fi
 	diagnose
+	# An answer to the diagnosis' ping (a few seconds after the window)
+	# is a slow recovery, not a lost link or poll: counted, and the run
+	# goes on, up to 5 times. Seen on the arm64 Pi 3-class guest after a
+	# rebind under a loaded host, with stock usbnet as with ours.
+	got=$(sed -n 's/.* \([0-9][0-9]*\) packets received.*/\1/p' /tmp/diag-ping.txt)
+	if [ "${got:-0}" -gt 0 ] && [ "${slow:-0}" -lt 5 ]; then
+		slow=$((${slow:-0} + 1))
+		say "cycle $cyc: slow recovery after $what: no ping within the window ($counts), the diagnosis ping answered"
+		return
+	fi
 	die "no ping over $HIF after cycle $cyc ($what): $counts"
 }
 # Before failing the ping check: is the host polling? observe (eBPF on the
@@ -245,4 +255,4 @@ echo "stress: $N cycles done: rebind=${n_rebind:-0} linkflap=${n_linkflap:-0} mt
 	"reload=${n_reload:-0} reload_usbnet=${n_reload_usbnet:-0} suspend=${n_suspend:-0}" \
 	"runtime-suspended=${n_runtime_suspended:-0} system-suspend=${n_system_suspend:-0}" \
 	"downsuspend=${n_downsuspend:-0} down-suspended=${n_down_suspended:-0}" \
-	"avoid-unlink-urbs=$avoid gadget-stalls=${stalls:-0}"
+	"avoid-unlink-urbs=$avoid gadget-stalls=${stalls:-0} slow-recoveries=${slow:-0}"
