@@ -123,6 +123,9 @@ diagnose() {
 	wait $op
 	echo "counters (host tx rx, gadget rx tx): before $d0, after $(stat)"
 	tail -n 2 /tmp/diag-ping.txt
+	n=/sys/class/net/$HIF
+	echo "host $HIF: carrier $(cat $n/carrier 2>/dev/null) operstate $(cat $n/operstate) carrier_changes $(cat $n/carrier_changes)" \
+		"(up $(cat $n/carrier_up_count 2>/dev/null), down $(cat $n/carrier_down_count 2>/dev/null))"
 	cat /tmp/diag-observe.txt
 }
 traffic() { # bidirectional load in the background for $1 seconds
