@@ -55,12 +55,12 @@ func deviceNames(ds []*inspect.Device) []string {
 	return out
 }
 
-// nameList shortens a long device list for a title: "wg0, wg1, ... (16)".
+// nameList shortens a long device list for a title: "wg0, wg1, ... (16 devices)".
 func nameList(names []string) string {
 	if len(names) <= 4 {
 		return strings.Join(names, ", ")
 	}
-	return fmt.Sprintf("%s, %s, ... %s (%d devices)", names[0], names[1], names[len(names)-1], len(names))
+	return fmt.Sprintf("%s, %s, ... (%d devices)", names[0], names[1], len(names))
 }
 
 // wgThreadedCaveat is what anyone turning threaded NAPI on for WireGuard
