@@ -99,6 +99,16 @@ func obsDevice(o *observe.Observation, name string) *observe.Device {
 	return nil
 }
 
+// observedNAPI: the observation saw the device's packets delivered by NAPI
+// polls (with or without GRO), not through netif_rx().
+func observedNAPI(od *observe.Device) bool {
+	return od != nil && (od.RXPath == observe.PathNAPIGRO || od.RXPath == observe.PathNAPINoGRO)
+}
+
+// observationWins is said where a finding follows the observation against
+// what the snapshot infers.
+const observationWins = "The snapshot infers a NAPI here (its rx_path and own_napi above), but the observation saw the packets enter through netif_rx(), and what was seen wins."
+
 // hotCPU is the CPU with the most counts of an IRQ and its share.
 func hotCPU(irq *inspect.IRQ) (cpu int, share float64) {
 	var best uint64

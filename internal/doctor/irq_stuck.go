@@ -82,9 +82,12 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 			}
 			why += "; the driver's RX work and, without RPS, all protocol processing follow it, so one CPU saturates while the others idle. " +
 				"RPS hands each flow's processing to another CPU by hash."
-			if cannotMove {
-				why += " On a Raspberry Pi the USB interrupt cannot leave CPU0 (seed 003, a Pi 4), and rps_cpus is the knob that works."
-			} else {
+			switch {
+			case cannotMove && piHost(in.Snap, irq):
+				why += " On a Raspberry Pi the USB interrupt cannot leave CPU0 (" + srcPi4Article + ": writing the xHCI interrupt's smp_affinity answers EINVAL), and rps_cpus is the knob that works."
+			case cannotMove:
+				why += " Where the interrupt cannot move, rps_cpus is the knob that works."
+			default:
 				why += " Moving the interrupt moves the driver's work too, but it stays on one CPU; RPS spreads the protocol work that follows it."
 			}
 			switch {
@@ -121,6 +124,12 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 		}
 	}
 	return out, skipped
+}
+
+// piHost: a Raspberry Pi, by its kernel's name or by the interrupt chips
+// of its SoCs (the Pi 4's PCIe MSI, the Pi 3's ARM control block).
+func piHost(s *inspect.Snapshot, irq *inspect.IRQ) bool {
+	return piKernel(s.Host.Kernel) || irq.Chip == "BRCM STB PCIe MSI" || strings.HasPrefix(irq.Chip, "ARMCTRL")
 }
 
 func containsInt(l []int, x int) bool {

@@ -77,7 +77,7 @@ func checkNAPIConvergence(in *Input) ([]Finding, []Skipped) {
 			ID: "napi-convergence", Severity: Warn, Impact: 55,
 			Title: fmt.Sprintf("%d busy NAPIs polled in softirq on CPU%d", len(list), c),
 			Why: "softirq polling runs on the CPU that scheduled the NAPI, so busy instances converge on one CPU; threaded NAPI gives each a napi/<dev>-<id> " +
-				"kthread the scheduler spreads. Seed 002: 16 WireGuard tunnels on 32 cores went from 13 to 48 Gbit/s with threaded NAPI by default.",
+				"kthread the scheduler spreads. " + srcWGPaper + "; WireGuard devices are threaded by default since " + fact("wg-threaded-default").Cite() + ".",
 			Fix: &Fix{Caveat: "threaded polling moves poll time from softirq to sys and can add wake-up latency: compare total busy CPU and loaded latency, not softirq alone."},
 		}
 		devs := map[string]bool{}
@@ -99,6 +99,12 @@ func checkNAPIConvergence(in *Input) ([]Finding, []Skipped) {
 			f.Fix.Actions = append(f.Fix.Actions, threadedActions(in.Snap, d)...)
 		}
 		f.Fix.Commands = commands(f.Fix.Actions)
+		for _, dn := range f.Devices {
+			if d := deviceByName(in.Snap, dn); d != nil && d.Driver == "wireguard" {
+				f.Fix.Caveat += " " + wgThreadedCaveat(in.Snap.Host.Kernel)
+				break
+			}
+		}
 		f.Verify = verifyRX(f.Devices[0])
 		out = append(out, f)
 	}

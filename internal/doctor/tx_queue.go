@@ -65,6 +65,9 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 			}
 		}
 		unused, ev := bqlUnused(d)
+		if unused && usbnetHasBQL(in.Snap.Host.Kernel, d) {
+			unused = false // in tree: a 0 limit after a reopen is no sign of disuse
+		}
 		if unused && tx > 0 {
 			f := Finding{
 				ID: "tx-no-bql", Severity: Info, Impact: 35, Devices: []string{d.Name},
@@ -97,7 +100,7 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 				if ModuleKernels.MatchString(in.Snap.Host.Kernel) {
 					f.Fix.Commands = append(f.Fix.Commands, "# wirespeed's usbnet module adds BQL (kernel/usbnet; see finding usbnet-no-gro for the install)")
 				} else {
-					f.Fix.Commands = append(f.Fix.Commands, "# usbnet gains BQL in Linux 6.19; wirespeed's usbnet module (kernel/usbnet) adds it for "+ModuleKernelsText)
+					f.Fix.Commands = append(f.Fix.Commands, "# usbnet gains BQL in Linux "+fact("usbnet-bql").Release+"; wirespeed's usbnet module (kernel/usbnet) adds it for "+ModuleKernelsText)
 				}
 				if d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
 					rate := *d.Link.SpeedMbps * 95 / 100

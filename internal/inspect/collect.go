@@ -963,6 +963,12 @@ func (c *collector) datapath(d *Device) Datapath {
 	case len(d.NAPIs) > 0:
 		dp.OwnNAPI = Tri{"yes", fmt.Sprintf("%d NAPI instance(s) in napi-get", len(d.NAPIs))}
 		dp.RXPath = "NAPI" + gro + " (" + mode + ")"
+	case d.Driver == "wireguard":
+		// Known from the driver: per-peer NAPIs without an id, so napi-get
+		// never lists them; without threads nothing in sysfs shows them.
+		dp.OwnNAPI = Tri{"yes", fmt.Sprintf("WireGuard registers one NAPI per peer, without a NAPI id: napi-get does not list them (%d napi/%s-* kthread(s) seen)", len(d.Threads), d.Name)}
+		dp.RXPath = "NAPI" + gro + " (" + mode + ")"
+		dp.RXPathNote = "WireGuard delivers each peer's decrypted packets from the peer's NAPI poll with napi_gro_receive()"
 	case len(d.Threads) > 0:
 		dp.OwnNAPI = Tri{"yes", fmt.Sprintf("%d napi/%s-* kthread(s); no NAPI id, so napi-get does not list them", len(d.Threads), d.Name)}
 		dp.RXPath = "NAPI" + gro + " (" + mode + ")"

@@ -42,7 +42,8 @@ func fromFixture(t *testing.T, name string, ifaces ...string) *Snapshot {
 	return snap
 }
 
-var fixtureNames = []string{"rpi4-ax88179", "wg-gateway-16", "firecracker-host", "firecracker-veth-threaded", "vm-rpi3-usb-nic"}
+var fixtureNames = []string{"rpi4-ax88179", "wg-gateway-16", "firecracker-host", "firecracker-veth-threaded", "vm-rpi3-usb-nic",
+	"usbnet-619", "wg-gw-softirq", "wg-gw-threaded", "wg-gw-pinned"}
 
 // TestGolden compares the text and JSON output of every fixture with the
 // reviewed golden files (go test ./internal/inspect -update rewrites them).

@@ -281,6 +281,108 @@ def wg_gateway():
                                      "command": "hand-built from seed 002 (testdata/snapshots/mkfixtures.py)"}, answers)
 
 
+def usbnet_619():
+    """A Debian laptop on 6.19 with an ax88179 on USB 3: usbnet has BQL in
+    tree ("usbnet: Add support for Byte Queue Limits (BQL)", 6.19). The
+    interface was taken down and up again (a dock re-plugged, NetworkManager
+    reconnecting): the BQL limit restarts at 0 and reads 0 while idle, while
+    tx_packets keeps the count from before."""
+    t = Tree()
+    sysctls = {"netdev_budget": 300, "netdev_budget_usecs": 2000, "netdev_max_backlog": 1000,
+               "dev_weight": 64, "busy_poll": 0, "busy_read": 0, "rps_sock_flow_entries": 0,
+               "gro_normal_batch": 8, "default_qdisc": "fq_codel"}
+    host(t, "laptop", "6.19.10+deb14-amd64", "x86_64", 8, 3100,
+         [softnet_row(0, 4811230, 0, 2211)] + [softnet_row(c, 21000 + c) for c in range(1, 8)], sysctls,
+         cpufreq={"scaling_governor": "performance", "scaling_driver": "intel_pstate",
+                  "scaling_cur_freq": 2400000, "cpuinfo_max_freq": 4700000, "cpuinfo_min_freq": 400000})
+    # The xHCI controller's MSI, counted on CPU0 only; its affinity can move.
+    t.file("/proc/interrupts", "           " + "".join("CPU%-8d" % c for c in range(8)).rstrip() + "\n"
+           " 128:    " + "".join("%10d " % v for v in [3910442, 0, 0, 0, 0, 0, 0, 0]) + " IR-PCI-MSI-0000:00:14.0    0-edge      xhci_hcd\n")
+    hc = "/sys/devices/pci0000:00/0000:00:14.0"
+    t.link(hc + "/subsystem", "../../../bus/pci")
+    t.link(hc + "/driver", "../../../bus/pci/drivers/xhci_hcd")
+    t.dir(hc + "/msi_irqs/128")
+    t.file(hc + "/irq", 128)
+    t.file(hc + "/usb2/speed", 5000)
+    dev = hc + "/usb2/2-1"
+    for k, v in {"speed": 5000, "version": " 3.20", "idVendor": "0b95", "idProduct": "1790",
+                 "manufacturer": "ASIX Elec. Corp.", "product": "AX88179B", "busnum": 2, "devnum": 3}.items():
+        t.file(dev + "/" + k, v)
+    iface = dev + "/2-1:1.0"
+    t.link(iface + "/subsystem", "../../../../../../bus/usb")
+    t.link(iface + "/driver", "../../../../../../bus/usb/drivers/ax88179_178a")
+    netdev(t, iface, "eth1", 3, speed=1000, duplex="full",
+           bql={"limit": 0, "limit_min": 0, "limit_max": 1879048192, "inflight": 0, "hold_time": 1000,
+                "stall_thrs": 0, "stall_cnt": 0, "stall_max": 0},
+           stats={"rx_packets": 9120455, "tx_packets": 4410987, "rx_bytes": 13512345678, "tx_bytes": 412345678},
+           device_link=True)
+    t.dir("/sys/module/usbnet/holders/ax88179_178a")
+    irq(t, 128, "IR-PCI-MSI-0000:00:14.0", "xhci_hcd", 0, "edge", "01", "0", "0")
+    netdev(t, "/sys/devices/virtual/net/lo", "lo", 1, mtu=65536, operstate="unknown")
+    answers = {
+        "euid": 0, "napis": [], "queues": [],
+        "qdiscs": [{"ifindex": 3, "kind": "fq_codel", "handle": "0:", "parent": "root", "root": True}],
+        "features": {"eth1": features(FEATURES_USBNET), "lo": features(FEATURES_USBNET)},
+        "drivers": {"eth1": {"driver": "ax88179_178a", "version": "6.19.10+deb14-amd64", "bus_info": "usb-0000:00:14.0-1"}},
+        "driver_errors": {"lo": "ethtoolnl: ETHTOOL_GDRVINFO lo: not supported by this kernel or device: operation not supported"},
+        "affinity_probes": {"128": "accepted"},
+    }
+    t.write("usbnet-619.tar.gz", {"created": "2026-11-24T12:00:00Z", "hostname": "laptop",
+                                  "kernel": "6.19.10+deb14-amd64", "wirespeed": "fixture",
+                                  "command": "hand-built (testdata/snapshots/mkfixtures.py): usbnet with BQL in tree, reopened"}, answers)
+
+
+def wg_gw(name, release, threaded, pinned=None, ntun=8, cpus=16):
+    """A WireGuard gateway: ntun tunnels wg0.. with one peer each, receiving.
+    threaded: the devices' threaded knob; with it each peer's NAPI has a
+    kthread napi/wgN-0 (no NAPI id: napi-get lists nothing). pinned: the CPU
+    list every such thread may run on (a tuning script's doing), else all."""
+    t = Tree()
+    sysctls = {"netdev_budget": 300, "netdev_budget_usecs": 2000, "netdev_max_backlog": 1000,
+               "dev_weight": 64, "busy_poll": 0, "busy_read": 0, "rps_sock_flow_entries": 0,
+               "gro_normal_batch": 8, "default_qdisc": "fq_codel"}
+    pid = 5000
+    host(t, name, release, "x86_64", cpus, pid, [softnet_row(c, 200000 + 1000 * c) for c in range(cpus)], sysctls)
+    t.file("/proc/interrupts", "           " + "".join("CPU%-8d" % c for c in range(cpus)).rstrip() + "\n")
+    t.dir("/proc/1")
+    for n in range(ntun):
+        dn = "wg%d" % n
+        netdev(t, "/sys/devices/virtual/net/" + dn, dn, 10 + n, mtu=1420, operstate="unknown",
+               threaded="1" if threaded else "0", uevent="DEVTYPE=wireguard\nINTERFACE=%s\nIFINDEX=%d" % (dn, 10 + n),
+               stats={"rx_packets": 5000000 + n, "tx_packets": 2500000 + n, "rx_bytes": 7000000000, "tx_bytes": 150000000})
+        if threaded:
+            kpid = 900 + n
+            cpu = int(pinned.split("-")[0]) if pinned else (n * 2) % cpus
+            t.file("/proc/%d/comm" % kpid, "napi/%s-0" % dn)
+            t.file("/proc/%d/stat" % kpid, "%d (napi/%s-0) S 2 0 0 0 -1 2129984 0 0 0 0 0 5123 0 0 20 0 1 0 100 0 0 "
+                   "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 %d 0 0 0 0 0 0 0 0 0 0 0 0 0" % (kpid, dn, cpu))
+            t.file("/proc/%d/status" % kpid, "Name:\tnapi/%s-0\nCpus_allowed_list:\t%s\n" % (dn, pinned or "0-%d" % (cpus - 1)))
+    t.file("/proc/%d/comm" % pid, "wirespeed")
+    netdev(t, "/sys/devices/virtual/net/lo", "lo", 1, mtu=65536, operstate="unknown")
+    wgfeat = features(dict(FEATURES_USBNET, **{"tx-tcp-segmentation": (False, True), "tx-tcp6-segmentation": (False, True)}))
+    answers = {
+        "euid": 0, "napis": [], "queues": [],
+        "qdiscs": [{"ifindex": 10 + n, "kind": "noqueue", "handle": "0:", "parent": "root", "root": True} for n in range(ntun)],
+        "features": dict({"wg%d" % n: wgfeat for n in range(ntun)}, lo=features(FEATURES_USBNET)),
+        "drivers": {"wg%d" % n: {"driver": "wireguard", "version": "1.0.0"} for n in range(ntun)},
+        "driver_errors": {"lo": "ethtoolnl: ETHTOOL_GDRVINFO lo: not supported by this kernel or device: operation not supported"},
+        "affinity_probes": {},
+    }
+    t.write(name + ".tar.gz", {"created": "2026-11-24T12:00:00Z", "hostname": name, "kernel": release,
+                               "wirespeed": "fixture", "command": "hand-built (testdata/snapshots/mkfixtures.py): a WireGuard gateway"}, answers)
+
+
+def wg_gateways():
+    # Threaded off: a stable 6.12 after the revert of WireGuard's threaded default.
+    wg_gw("wg-gw-softirq", "6.12.74+deb13-amd64", threaded=False)
+    # Threaded on by the backported default: 6.12.48 is in CVE-2026-52945's range.
+    wg_gw("wg-gw-threaded", "6.12.48+deb13-amd64", threaded=True)
+    # Threaded on (mainline default), every thread pinned to CPU 0.
+    wg_gw("wg-gw-pinned", "6.18.5", threaded=True, pinned="0")
+
+
 if __name__ == "__main__":
     rpi4()
     wg_gateway()
+    usbnet_619()
+    wg_gateways()
