@@ -857,7 +857,9 @@ func (c *collector) irq(n int, via string, d *Device) IRQ {
 		// dwc2_hsotg:usb1) or its device's (3f980000.usb)
 		hcd := d.USB != nil && d.USB.HostController.Driver != "" && (strings.HasPrefix(a, d.USB.HostController.Driver) ||
 			a == path.Base(d.USB.HostController.Path))
-		if !strings.Contains(a, d.Name) && (d.BusID == "" || !strings.Contains(a, d.BusID)) && !hcd {
+		// a driver that names its vectors after itself ("iwlwifi:queue_1")
+		own := d.Driver != "" && strings.HasPrefix(a, d.Driver+":") && d.USB == nil
+		if !strings.Contains(a, d.Name) && (d.BusID == "" || !strings.Contains(a, d.BusID)) && !hcd && !own {
 			q.SharedWith = append(q.SharedWith, "handler "+a)
 		}
 	}
