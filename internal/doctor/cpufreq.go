@@ -5,51 +5,101 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
+	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
 // Rule cpufreq: CPUs on the powersave governor, or running far below their
-// maximum frequency while NET_RX keeps them busy (seed 003's throttled
-// runs on a Raspberry Pi).
+// maximum frequency while NET_RX keeps them busy (a throttled Raspberry Pi).
+// A fix names only values this host accepts: the governors in
+// scaling_available_governors (intel_pstate and amd-pstate-epp in active
+// mode offer only performance and powersave, and there powersave is the
+// scaling mode whose bias is energy_performance_preference), and EPP values
+// from energy_performance_available_preferences.
 
 func init() {
 	register(Rule{
 		ID:      "cpufreq",
-		Summary: "powersave governor, or CPUs far below their maximum clock under network load",
+		Summary: "powersave governor (or EPP power on intel_pstate/amd-pstate), or CPUs far below their maximum clock under network load",
 		Check:   checkCPUFreq,
 	})
+}
+
+// activePstate: drivers whose powersave governor scales the clock itself
+// (intel_pstate and amd-pstate-epp in active mode); in passive mode they
+// register as intel_cpufreq and amd-pstate and take the generic governors.
+func activePstate(driver string) bool {
+	return driver == "intel_pstate" || driver == "amd-pstate-epp"
+}
+
+// pickGovernor is the governor to propose instead of powersave: the first
+// of schedutil, ondemand, performance the host lists; schedutil when the
+// snapshot does not say (known false).
+func pickGovernor(avail []string) (gov string, known bool) {
+	if len(avail) == 0 {
+		return "schedutil", false
+	}
+	for _, g := range []string{"schedutil", "ondemand", "performance"} {
+		if contains(avail, g) {
+			return g, true
+		}
+	}
+	return "", true
 }
 
 func checkCPUFreq(in *Input) ([]Finding, []Skipped) {
 	s := in.Snap
 	small := strings.HasPrefix(s.Host.Arch, "aarch64") || strings.HasPrefix(s.Host.Arch, "arm")
-	caveat := "a higher clock makes more heat: on a board without a heatsink the firmware throttles anyway (check vcgencmd get_throttled on a Pi)."
+	caveat := "a higher clock makes more heat"
+	if small {
+		caveat += ": on a board without a heatsink the firmware throttles anyway (check vcgencmd get_throttled on a Pi)."
+	} else {
+		caveat += " and, on a laptop, costs battery."
+	}
 	var powersave []int
-	for _, c := range s.Host.CPUs.PerCPU {
+	var first *inspect.CPU
+	for i, c := range s.Host.CPUs.PerCPU {
 		if c.HasCpufreq && c.Governor == "powersave" {
 			powersave = append(powersave, c.CPU)
+			if first == nil {
+				first = &s.Host.CPUs.PerCPU[i]
+			}
 		}
 	}
 	var out []Finding
-	if len(powersave) > 0 {
+	if first != nil && activePstate(first.Driver) {
+		if f := eppFinding(s, first, powersave, caveat); f != nil {
+			out = append(out, *f)
+		}
+	} else if first != nil {
 		l := cpumask.FormatList(powersave)
-		gov := "schedutil"
-		a := Action{ID: "governor:" + l, Kind: KindGovernor, Target: l, Value: gov,
-			Command: fmt.Sprintf("for c in %s; do echo %s > /sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor; done", spaceList(powersave), gov)}
 		f := Finding{
 			ID: "cpufreq-powersave", Severity: Info, Impact: 30,
 			Title:    fmt.Sprintf("CPUs %s run the powersave governor", l),
 			Evidence: []Evidence{snapEv("host.cpus.per_cpu[*].governor", "powersave on CPUs %s", l)},
-			Why: "powersave (with acpi-cpufreq or cpufreq-dt) holds the lowest clock, so per-packet work takes longest exactly when the link is busy; " +
-				"with intel_pstate/amd-pstate powersave still scales, and this matters less.",
-			Fix:    &Fix{Commands: []string{a.Command}, Actions: []Action{a}, Caveat: caveat + " performance holds the maximum clock; schedutil follows load."},
-			Verify: "wirespeed bench ... before and after; compare throughput and CPU per Mbit",
+			Why:      "powersave (with " + orUnknown(first.Driver) + ") holds the lowest clock, so per-packet work takes longest exactly when the link is busy.",
+			Fix:      &Fix{Caveat: caveat},
+			Verify:   "wirespeed bench ... before and after; compare throughput and CPU per Mbit",
+		}
+		if first.Driver != "" {
+			f.Evidence = append(f.Evidence, snapEv(fmt.Sprintf("host.cpus.per_cpu[%d].driver", first.CPU), "%s", first.Driver))
+		}
+		gov, known := pickGovernor(first.AvailableGovernors)
+		if known {
+			f.Evidence = append(f.Evidence, snapEv(fmt.Sprintf("host.cpus.per_cpu[%d].available_governors", first.CPU), "%s", strings.Join(first.AvailableGovernors, " ")))
+		} else {
+			f.Unchecked = append(f.Unchecked, "which governors this kernel offers: the snapshot has no scaling_available_governors (check it before writing "+gov+")")
+		}
+		if gov == "" {
+			f.Fix.Commands = []string{"# this host offers no governor that scales up (" + strings.Join(first.AvailableGovernors, " ") + "): nothing to switch to"}
+		} else {
+			a := Action{ID: "governor:" + l, Kind: KindGovernor, Target: l, Value: gov,
+				Command: fmt.Sprintf("for c in %s; do echo %s > /sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor; done", spaceList(powersave), gov)}
+			f.Fix.Commands, f.Fix.Actions = []string{a.Command}, []Action{a}
+			f.Fix.Caveat += map[string]string{"schedutil": " schedutil follows load;", "ondemand": " ondemand follows load;", "performance": " performance holds the maximum clock;"}[gov] +
+				" the setting is lost at reboot unless persisted (wirespeed tune persist)."
 		}
 		if small {
 			f.Severity, f.Impact = Warn, 45
-		}
-		if drv := s.Host.CPUs.PerCPU[0].Driver; strings.Contains(drv, "pstate") {
-			f.Severity, f.Impact = Info, 10
-			f.Evidence = append(f.Evidence, snapEv("host.cpus.per_cpu[0].driver", "%s", drv))
 		}
 		out = append(out, f)
 	}
@@ -78,8 +128,8 @@ func checkCPUFreq(in *Input) ([]Finding, []Skipped) {
 			ID: "cpufreq-low-under-load", Severity: Warn, Impact: 40,
 			Title:    fmt.Sprintf("%s below 70%% of their maximum clock while NET_RX keeps them busy", strings.Join(slow, ", ")),
 			Evidence: ev,
-			Why:      "a CPU doing network work at a reduced clock takes proportionally longer per packet; seed 003's Raspberry Pi runs lost throughput when throttled.",
-			Fix:      &Fix{Commands: []string{"# check the governor (performance or schedutil) and throttling: cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor; vcgencmd get_throttled"}, Caveat: caveat},
+			Why:      "a CPU doing network work at a reduced clock takes proportionally longer per packet: at 600 instead of 1500 MHz (a Raspberry Pi 4 throttled), 2.5 times as long.",
+			Fix:      &Fix{Commands: []string{lowClockCheck(small)}, Caveat: caveat},
 			Verify:   "wirespeed bench ... before and after; compare throughput and CPU per Mbit",
 		}
 		out = append(out, f)
@@ -93,4 +143,62 @@ func spaceList(cpus []int) string {
 		parts = append(parts, fmt.Sprint(c))
 	}
 	return strings.Join(parts, " ")
+}
+
+func lowClockCheck(small bool) string {
+	c := "# check the governor and what the policy allows: cat /sys/devices/system/cpu/cpu*/cpufreq/{scaling_governor,scaling_max_freq}"
+	if small {
+		c += "; and throttling: vcgencmd get_throttled"
+	}
+	return c
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "an unnamed cpufreq driver"
+	}
+	return s
+}
+
+// eppFinding: intel_pstate or amd-pstate-epp in active mode. powersave is
+// their scaling mode, so the governor is not the problem; an energy
+// performance preference of power or balance_power is (the clock ramps
+// late and low). The fix writes a value the host lists.
+func eppFinding(s *inspect.Snapshot, first *inspect.CPU, cpus []int, caveat string) *Finding {
+	if first.EPP != "power" && first.EPP != "balance_power" {
+		return nil // default, balance_performance, performance - or not in the snapshot
+	}
+	want := ""
+	for _, v := range []string{"balance_performance", "performance"} {
+		if contains(first.EPPAvailable, v) {
+			want = v
+			break
+		}
+	}
+	l := cpumask.FormatList(cpus)
+	f := &Finding{
+		ID: "cpufreq-powersave", Severity: Info, Impact: 25,
+		Title: fmt.Sprintf("CPUs %s: %s with energy_performance_preference %s", l, first.Driver, first.EPP),
+		Evidence: []Evidence{
+			snapEv(fmt.Sprintf("host.cpus.per_cpu[%d].driver", first.CPU), "%s", first.Driver),
+			snapEv(fmt.Sprintf("host.cpus.per_cpu[%d].epp", first.CPU), "%s", first.EPP),
+			snapEv(fmt.Sprintf("host.cpus.per_cpu[%d].available_governors", first.CPU), "%s", strings.Join(first.AvailableGovernors, " ")),
+		},
+		Why: first.Driver + " in active mode scales the clock itself under its powersave governor (it offers only performance and powersave: " +
+			"writing schedutil answers EINVAL); its energy performance preference " + first.EPP + " makes it ramp late and stay low, so " +
+			"per-packet work takes longer when the link is busy. Laptops set it on battery (power-profiles-daemon, TLP).",
+		Fix:    &Fix{Caveat: caveat},
+		Verify: "wirespeed bench ... before and after; compare throughput and CPU per Mbit",
+	}
+	if want == "" {
+		f.Fix.Commands = []string{"# this host lists no balance_performance or performance preference (" + strings.Join(first.EPPAvailable, " ") + ")"}
+		return f
+	}
+	for _, c := range cpus {
+		p := fmt.Sprintf("/sys/devices/system/cpu/cpu%d/cpufreq/energy_performance_preference", c)
+		f.Fix.Actions = append(f.Fix.Actions, sysfsAction(fmt.Sprintf("epp:cpu%d", c), "", p, want))
+	}
+	f.Fix.Commands = commands(f.Fix.Actions)
+	f.Fix.Caveat += " power-profiles-daemon or TLP set it back when the power source changes (powerprofilesctl set performance does the same)."
+	return f
 }

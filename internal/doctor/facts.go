@@ -110,6 +110,8 @@ const (
 	srcMT76Article = "the article \"Making USB WiFi 55% Faster on Linux: Threaded NAPI in the mt76 Driver\" (mt7921u, 2x2 HE80, bulk TCP: 380 -> 588 Mbit/s)"
 	// srcWGPaper is the paper behind WireGuard's threaded default.
 	srcWGPaper = "netdev 0x18, paper 23 (16 WireGuard tunnels on a 32-core gateway: 13 -> 48 Gbit/s with threaded NAPI)"
+	// srcUsbnetBQLMark is the measurement behind tx-no-bql's claim.
+	srcUsbnetBQLMark = "kernel/usbnet/README.md, Linux 6.12 in QEMU, a cdc_ncm link capped at 100 Mbit/s, two bulk TCP streams sending, prio qdisc: a prioritized probe's added latency fell from 22-24 ms to 2.9-4.3 ms"
 	// srcVethGRO is a measurement of veth's backlog path against its NAPI.
 	srcVethGRO = "a veth receiver in a 2-vCPU VM (kernel 6.18, iperf3 -P 4, sender TSO/GSO off): 8.0 Gbit/s with GRO off (netif_rx backlog), 10.9 with GRO on (veth's NAPI)"
 )

@@ -123,17 +123,13 @@ func TestKernelKnowledgeInFacts(t *testing.T) {
 	}
 }
 
-// pendingWording are rule files another change of issue 21 rewords (the
-// WiFi/cpufreq work); drop a file from the list once its text is clean.
-var pendingWording = map[string]bool{"backlog_no_napi.go": true, "tx_queue.go": true, "cpufreq.go": true, "xps.go": true}
-
 // TestCitableWords: findings cite what a user can look up, not this
 // project's internal names for its sources.
 func TestCitableWords(t *testing.T) {
 	bad := regexp.MustCompile(`(?i)\bseed \d|\bseeds?\b.*\b00\d\b|this project's`)
 	files, _ := filepath.Glob("*.go")
 	for _, p := range files {
-		if strings.HasSuffix(p, "_test.go") || pendingWording[p] {
+		if strings.HasSuffix(p, "_test.go") {
 			continue
 		}
 		b, err := os.ReadFile(p)

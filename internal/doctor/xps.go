@@ -8,7 +8,11 @@ import (
 
 // Rule xps: on a one-TX-queue device XPS does not apply (writing xps_cpus
 // answers ENOENT, which users chase); a multiqueue device without XPS gets
-// a CPU -> queue mapping proposed.
+// a CPU -> queue mapping proposed. Never on a mac80211 (WiFi) device:
+// mac80211 queues frames per station and TID in its own queues; its
+// netdev has one TX queue, or (before its internal TX queues became the
+// only path, and with drivers without them) four chosen by access category
+// in ndo_select_queue, so xps_cpus would change nothing.
 
 func init() {
 	register(Rule{
@@ -22,7 +26,7 @@ func checkXPS(in *Input) ([]Finding, []Skipped) {
 	var out []Finding
 	cpus := onlineCPUs(in.Snap)
 	for _, d := range in.devices() {
-		if !physical(d) || len(d.TXQueues) == 0 {
+		if !physical(d) || len(d.TXQueues) == 0 || isMac80211(d) {
 			continue
 		}
 		if len(d.TXQueues) == 1 {

@@ -327,6 +327,7 @@ func (c *collector) cpus() CPUs {
 			cpu.CurKHz = c.int64p(base + "/scaling_cur_freq")
 			cpu.MaxKHz = c.int64p(base + "/cpuinfo_max_freq")
 			cpu.MinKHz = c.int64p(base + "/cpuinfo_min_freq")
+			c.cpufreqChoices(base, &cpu)
 		}
 		out.PerCPU = append(out.PerCPU, cpu)
 	}
@@ -414,6 +415,7 @@ func (c *collector) device(name string) Device {
 	d.RXQueues, d.TXQueues = c.queues(base)
 	d.IRQs = c.irqs(&d)
 	d.Stats = c.stats(base)
+	c.wireless(&d)
 	d.Datapath = c.datapath(&d)
 	return d
 }
@@ -602,7 +604,7 @@ func (c *collector) threadsOf(dev string) []NAPIThread {
 			// not list the host's processes); record the napi ones.
 			p := fmt.Sprintf("/proc/%d/comm", pid)
 			comm, err := c.fs.Quiet().ReadString(p)
-			if err != nil || !strings.HasPrefix(comm, "napi/") {
+			if err != nil || !(strings.HasPrefix(comm, "napi/") || wirelessWorker(comm)) {
 				continue
 			}
 			if _, e := c.str(p); e != "" {
@@ -855,7 +857,9 @@ func (c *collector) irq(n int, via string, d *Device) IRQ {
 		// dwc2_hsotg:usb1) or its device's (3f980000.usb)
 		hcd := d.USB != nil && d.USB.HostController.Driver != "" && (strings.HasPrefix(a, d.USB.HostController.Driver) ||
 			a == path.Base(d.USB.HostController.Path))
-		if !strings.Contains(a, d.Name) && (d.BusID == "" || !strings.Contains(a, d.BusID)) && !hcd {
+		// a driver that names its vectors after itself ("iwlwifi:queue_1")
+		own := d.Driver != "" && strings.HasPrefix(a, d.Driver+":") && d.USB == nil
+		if !strings.Contains(a, d.Name) && (d.BusID == "" || !strings.Contains(a, d.BusID)) && !hcd && !own {
 			q.SharedWith = append(q.SharedWith, "handler "+a)
 		}
 	}
@@ -960,6 +964,10 @@ func (c *collector) datapath(d *Device) Datapath {
 		dp.OwnNAPI = Tri{"no", "usbnet hands every packet to netif_rx()"}
 		dp.RXPath = "netif_rx backlog (usbnet: no NAPI, no GRO)"
 		dp.RXPathNote = "usbnet RX has no NAPI: rx_complete -> usbnet_bh -> rx_fixup -> netif_rx(); no GRO whatever ethtool says"
+	case d.Wireless != nil && len(d.NAPIs) == 0:
+		// WiFi drivers poll their NAPIs on an internal netdev napi-get
+		// cannot list, or have none: see wireless.go.
+		wirelessDatapath(d, &dp, gro, mode)
 	case len(d.NAPIs) > 0:
 		dp.OwnNAPI = Tri{"yes", fmt.Sprintf("%d NAPI instance(s) in napi-get", len(d.NAPIs))}
 		dp.RXPath = "NAPI" + gro + " (" + mode + ")"

@@ -76,6 +76,14 @@ type CPU struct {
 	MaxKHz     *int64 `json:"max_khz,omitempty"`
 	MinKHz     *int64 `json:"min_khz,omitempty"`
 	HasCpufreq bool   `json:"cpufreq"` // a cpufreq policy exists
+	// AvailableGovernors is scaling_available_governors: the only values
+	// scaling_governor accepts (intel_pstate and amd-pstate-epp in active
+	// mode offer performance and powersave only).
+	AvailableGovernors []string `json:"available_governors,omitempty"`
+	// EPP is energy_performance_preference (intel_pstate, amd-pstate-epp)
+	// and EPPAvailable the values it accepts.
+	EPP          string   `json:"epp,omitempty"`
+	EPPAvailable []string `json:"epp_available,omitempty"`
 }
 
 // Sysctl is one net.core setting.
@@ -105,7 +113,9 @@ type Device struct {
 	TXQueues   []TXQueue    `json:"tx_queues"`
 	IRQs       []IRQ        `json:"irqs"`
 	Stats      Stats        `json:"stats"`
-	Notes      []string     `json:"notes,omitempty"`
+	// Wireless is set for a WiFi interface (cfg80211), see wireless.go.
+	Wireless *Wireless `json:"wireless,omitempty"`
+	Notes    []string  `json:"notes,omitempty"`
 }
 
 // USB describes the USB side of a USB network device.

@@ -63,6 +63,9 @@ func (p *printer) host(h *Host) {
 		p.kv("", "napi-get: %s", f.NAPIGet.Evidence)
 	}
 	p.kv("cpufreq", "%s", cpufreqSummary(h.CPUs))
+	if c := cpufreqChoicesSummary(h.CPUs); c != "" {
+		p.kv("", "%s", c)
+	}
 	p.kv("irqbalance", "%s", yesNo(h.IRQBalance))
 	var sc []string
 	for _, s := range h.Sysctls {
@@ -196,6 +199,9 @@ func (p *printer) device(d *Device, s *Snapshot) {
 	}
 	if d.Bus == "usb" {
 		p.kv("usbnet", "%s (%s)", dp.USBNet.State, dp.USBNet.Evidence)
+	}
+	if w := d.Wireless; w != nil {
+		p.kv("wireless", "%s", wirelessSummary(w))
 	}
 	l := d.Link
 	speed := "speed ?"
