@@ -87,7 +87,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	timeout := fs.String("timeout", "0", "hard limit for the guest (0: estimated from the scenario)")
 	cpus := fs.Int("cpus", 2, "vCPUs")
 	mem := fs.Int("mem", 1024, "guest memory in MB")
-	accel := fs.String("accel", "auto", "auto (KVM when it works, else TCG), kvm, tcg, tcg-single (slower; no text-patching races) or tcg-icount (tcg-single with -icount shift=0,sleep=off: host load does not skew the guest's clock)")
+	accel := fs.String("accel", "auto", "auto (KVM when it works, else tcg-single), kvm, tcg (multi-threaded; the guest's text patching crashes some boots with Oops: int3), tcg-single or tcg-icount (tcg-single with -icount shift=0,sleep=off: host load does not skew the guest's clock)")
 	appendArgs := fs.String("append", "", "extra kernel command line, e.g. 'watchdog_thresh=2'")
 	raw := fs.Bool("raw-iperf3", false, "run iperf3 -J in the guest instead of wirespeed bench")
 	noPin := fs.Bool("no-pin-tracepoints", false, "do not enable observe's tracepoints at boot (they are, to avoid kernel text patching under load; see docs)")
