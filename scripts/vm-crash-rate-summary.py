@@ -6,8 +6,11 @@ exact (Clopper-Pearson) 95% interval; then the bench throughput per
 scenario and direction, median per configuration, and the ratio of every
 configuration's median to the first one's, with the per-pair ratios
 (the k-th boot of a scenario in one configuration against the k-th in the
-first: the script boots them in the same round)."""
+first: the script boots them in the same round). For BOOT_EXEC runs of
+scripts/vm-textpoke-toggle.sh, the text-patching turns each configuration
+completed."""
 import json
+import re
 import statistics
 import sys
 from math import comb
@@ -63,6 +66,17 @@ for r in rows:
         print(f"- {r['dir']}: {r['kind']} {r['guard_text'] or r['failure']} (RIP {r['kernel_rip'] or '-'})")
 print()
 
+turns = {}
+for r in rows:
+    m = re.search(r"toggles=(\d+)", r.get("exec") or "")
+    if m:
+        turns[r["config"]] = turns.get(r["config"], 0) + int(m.group(1))
+if turns:  # scripts/vm-textpoke-toggle.sh boots
+    for c in configs:
+        print(f"- {c}: {turns.get(c, 0)} text-patching turns in the boots that finished")
+    print()
+if not any(r["mbit"] for r in rows):
+    sys.exit(0)
 print("| scenario | direction | " + " | ".join(f"{c} median Mbit/s (n)" for c in configs)
       + " | " + " | ".join(f"{c}/{configs[0]}" for c in configs[1:]) + " | per-pair ratios |")
 print("|---|---|" + "---|" * (2 * len(configs) - 1) + "---|")

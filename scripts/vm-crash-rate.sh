@@ -6,7 +6,9 @@
 # turn, ROUNDS times, alternating two scenarios - usb-gadget -t 5s and
 # wireguard --threaded on -t 5s - and reversing the order of the binaries
 # every other round, so host load hits every configuration alike. Extra
-# 'lab vm' flags for all boots: VMFLAGS='--accel tcg' etc.
+# 'lab vm' flags for all boots: VMFLAGS='--accel tcg' etc. With
+# BOOT_EXEC='CMD' every round boots each binary once in the boot scenario
+# running CMD instead (scripts/vm-textpoke-toggle.sh is such a CMD).
 #
 # Every boot keeps its result directory OUT/runs/NNN-NAME-SCENARIO and adds
 # one JSON line to OUT/boots.jsonl: config, scenario, accel, ok, failure
@@ -68,6 +70,12 @@ for direction in ("send", "receive"):
         tp[direction] = [r["throughput"][direction]["mbit"] for r in b.get("runs", [])]
     except (OSError, ValueError, KeyError):
         pass
+exec_tail = ""
+try:
+    with open(os.path.join(d, "exec.txt"), errors="replace") as f:
+        exec_tail = " ".join(f.read().split("\n")[-3:]).strip()
+except OSError:
+    pass
 with open(binary, "rb") as f:
     sha = hashlib.sha256(f.read()).hexdigest()[:12]
 print(json.dumps({
@@ -78,7 +86,7 @@ print(json.dumps({
     "kernel_rip": rip.group(1) if (rip and kind != "none") else "",
     "stages": vm.get("stages") or [], "boot_s": vm.get("boot_s"), "elapsed_s": vm.get("elapsed_s"),
     "failure": failure.splitlines()[0][:200] if failure else "",
-    "mbit": tp, "started": vm.get("started", ""),
+    "mbit": tp, "started": vm.get("started", ""), "exec": exec_tail,
 }))
 EOF
 }
@@ -104,6 +112,12 @@ for ((r = 1; r <= rounds; r++)); do
 	if ((r % 2 == 0)); then
 		order=()
 		for ((i = ${#configs[@]} - 1; i >= 0; i--)); do order+=("${configs[i]}"); done
+	fi
+	if [ -n "${BOOT_EXEC:-}" ]; then
+		for c in "${order[@]}"; do
+			boot "$c" boot --exec "$BOOT_EXEC" --timeout "${BOOT_TIMEOUT:-5m}"
+		done
+		continue
 	fi
 	for c in "${order[@]}"; do
 		boot "$c" usb-gadget -t 5s
