@@ -10,10 +10,11 @@
 // its own text after boot (static keys, tracepoints, text_poke_bp's int3),
 // and under QEMU 7.2's multi-threaded TCG (--accel tcg) another vCPU now
 // and then runs a stale int3 and the guest dies ("Oops: int3"; the rates
-// before and after are in docs/results.md). For --accel tcg a
+// before and after are in docs/results.md). Whatever the accel, a
 // background 'wirespeed observe' in the guest holds the perf probes of
 // observe's tracepoints from boot on, so that the benches' own attaches
-// patch no kernel text under load.
+// patch no kernel text under load (which makes --accel tcg crash less
+// often, not never).
 //
 // Everything the lab creates on the host is named "ws-<pid>-…": the host
 // namespace of the usb-nic scenario and the QEMU process (-name). QEMU dies
