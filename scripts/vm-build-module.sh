@@ -5,11 +5,13 @@
 # The .ko files land in OUT_DIR (default SRC_DIR), ready for
 #   wirespeed lab vm SCENARIO --modules-dir OUT_DIR [--load NAME]
 # Needs gcc-12 and make (the compiler Debian built its 6.12 kernel with).
+# Without KERNEL_RELEASE: the newest amd64 kernel in the cache (the x86
+# lab's guest; the cache may hold arm64 kernels too).
 set -eu
 src=$(cd "$1" && pwd)
 out=${2:-$src}
 cache=${WIRESPEED_CACHE:-/var/cache/wirespeed}
-rel=${KERNEL_RELEASE:-$(for d in "$cache"/kernel/*/ready; do [ -f "$d" ] && basename "$(dirname "$d")"; done | sort -t. -k3 -n | tail -n 1)}
+rel=${KERNEL_RELEASE:-$(for d in "$cache"/kernel/*-amd64/ready; do [ -f "$d" ] && basename "$(dirname "$d")"; done | sort -t. -k3 -n | tail -n 1)}
 root="$cache/kernel/$rel/root"
 hdr="$root/usr/src/linux-headers-$rel"
 [ -d "$hdr" ] || { echo "no headers for $rel in $cache: run 'wirespeed lab vm boot' once to fetch the kernel" >&2; exit 1; }
