@@ -5,6 +5,8 @@
 # The .ko files land in OUT_DIR (default SRC_DIR), ready for
 #   wirespeed lab vm SCENARIO --modules-dir OUT_DIR [--load NAME]
 # Needs gcc-12 and make (the compiler Debian built its 6.12 kernel with).
+# Without KERNEL_RELEASE: the newest amd64 kernel in the cache (the x86
+# lab's guest; the cache may hold arm64 kernels too).
 set -eu
 src=$(cd "$1" && pwd)
 out=${2:-$src}

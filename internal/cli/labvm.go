@@ -100,7 +100,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	machine := fs.String("machine", "", "board: pc (amd64); raspi3b (arm64 default: a Raspberry Pi 3 B, the Pi's interrupt controllers and DWC2 USB) or virt (a Pi 4-class Cortex-A72 with a GICv2 and xHCI on PCIe)")
 	cpus := fs.Int("cpus", 0, "vCPUs (default 2; raspi3b has 4)")
 	mem := fs.Int("mem", 0, "guest memory in MB (default 1024, which raspi3b has)")
-	accel := fs.String("accel", "auto", "auto (KVM when it works, else TCG), kvm, tcg, tcg-single (slower; no text-patching races) or tcg-icount (tcg-single with -icount shift=0,sleep=off: host load does not skew the guest's clock)")
+	accel := fs.String("accel", "auto", "auto (KVM when it works, else tcg-single for x86 guests and tcg for arm64 ones), kvm, tcg (multi-threaded; an x86 guest's text patching crashes some boots with Oops: int3), tcg-single or tcg-icount (tcg-single with -icount shift=0,sleep=off: host load does not skew the guest's clock)")
 	appendArgs := fs.String("append", "", "extra kernel command line, e.g. 'watchdog_thresh=2'")
 	raw := fs.Bool("raw-iperf3", false, "run iperf3 -J in the guest instead of wirespeed bench")
 	noPin := fs.Bool("no-pin-tracepoints", false, "do not enable observe's tracepoints at boot (they are, to avoid kernel text patching under load; see docs)")
