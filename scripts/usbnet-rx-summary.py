@@ -49,12 +49,19 @@ def bench(name):
     devs_load = (run.get('load') or {}).get('devices') or {}
     dut = next(iter(devs_load.values()), {}) if len(devs_load) == 1 else devs_load.get('usb0', {})
     dmbit = dut.get('rx_mbit') or mbit
-    busy = (100 - m['cpu_idle_pct']) * n  # % of one CPU, all CPUs
-    out = {'mbit': mbit, 'dev_rx_mbit': dmbit, 'busy_pct': busy, 'busy_per_mbit': busy / dmbit,
-           'softirq_per_mbit': m.get('cpu_softirq_pct', 0) * n / dmbit,
-           'sys_per_mbit': m.get('cpu_sys_pct', 0) * n / dmbit,
-           'usr_per_mbit': sum(c.get('user_pct', 0) for c in cpus) / dmbit,
-           'load_p50_ms': m.get('icmp_load_p50_ms')}
+    if 'cpu_idle_pct' not in m:
+        # bench found no CPU samples in its load window (seen once under
+        # real-time TCG on arm64): the throughput counts, the CPU is n/a
+        out = {'mbit': mbit, 'dev_rx_mbit': dmbit, 'busy_pct': None, 'busy_per_mbit': None,
+               'softirq_per_mbit': None, 'sys_per_mbit': None, 'usr_per_mbit': None,
+               'load_p50_ms': m.get('icmp_load_p50_ms')}
+    else:
+        busy = (100 - m['cpu_idle_pct']) * n  # % of one CPU, all CPUs
+        out = {'mbit': mbit, 'dev_rx_mbit': dmbit, 'busy_pct': busy, 'busy_per_mbit': busy / dmbit,
+               'softirq_per_mbit': m.get('cpu_softirq_pct', 0) * n / dmbit,
+               'sys_per_mbit': m.get('cpu_sys_pct', 0) * n / dmbit,
+               'usr_per_mbit': sum(c.get('user_pct', 0) for c in cpus) / dmbit,
+               'load_p50_ms': m.get('icmp_load_p50_ms')}
     # observe's entry for the device under test (the one the load counters
     # name), not its "(no_device)" entry for the per-CPU backlogs
     names = set(devs_load) or {'usb0'}
@@ -106,23 +113,29 @@ for ph, title in (('nic-icount', 'usb-nic receive, -icount (invalid by PLAN.md: 
             if w > 20:
                 print(f'  pair {i}: dropped (outside load: a process at {w:.0f}% CPU before a boot)')
                 continue
+        cpu = a['busy_per_mbit'] is not None and b['busy_per_mbit'] is not None
         p = {'pair': i, 'stock': a, 'ours': b, 'throughput_ratio': b['mbit'] / a['mbit'],
-             'busy_per_mbit_ratio': b['busy_per_mbit'] / a['busy_per_mbit'],
-             'softirq_per_mbit_ratio': (b['softirq_per_mbit'] / a['softirq_per_mbit']) if a['softirq_per_mbit'] else None}
+             'busy_per_mbit_ratio': b['busy_per_mbit'] / a['busy_per_mbit'] if cpu else None,
+             'softirq_per_mbit_ratio': (b['softirq_per_mbit'] / a['softirq_per_mbit']) if cpu and a['softirq_per_mbit'] else None}
         pairs.append(p)
-        print(f'  pair {i}: stock {a["mbit"]:.1f} Mbit/s busy {a["busy_pct"]:.0f}% ({a["busy_per_mbit"]:.4f}/Mbit: softirq {a["softirq_per_mbit"]:.4f} sys {a["sys_per_mbit"]:.4f}) {a.get("rx_path")}'
-              f' | ours {b["mbit"]:.1f} busy {b["busy_pct"]:.0f}% ({b["busy_per_mbit"]:.4f}/Mbit: softirq {b["softirq_per_mbit"]:.4f} sys {b["sys_per_mbit"]:.4f}) {b.get("rx_path")}, GRO {b.get("gro_ratio") or 0:.1f}'
-              f' | throughput {p["throughput_ratio"]:.3f}, busy/Mbit {p["busy_per_mbit_ratio"]:.3f}')
+
+        def side(x):
+            if x['busy_per_mbit'] is None:
+                return f'{x["mbit"]:.1f} Mbit/s, CPU n/a (no samples in the load window)'
+            return f'{x["mbit"]:.1f} Mbit/s busy {x["busy_pct"]:.0f}% ({x["busy_per_mbit"]:.4f}/Mbit: softirq {x["softirq_per_mbit"]:.4f} sys {x["sys_per_mbit"]:.4f})'
+        r = f'{p["busy_per_mbit_ratio"]:.3f}' if cpu else 'n/a'
+        print(f'  pair {i}: stock {side(a)} {a.get("rx_path")} | ours {side(b)} {b.get("rx_path")}, GRO {b.get("gro_ratio") or 0:.1f}'
+              f' | throughput {p["throughput_ratio"]:.3f}, busy/Mbit {r}')
     res = {'pairs': pairs, 'n': len(pairs)}
     if pairs:
         res['stock_mbit_median'] = med([p['stock']['mbit'] for p in pairs])
         res['ours_mbit_median'] = med([p['ours']['mbit'] for p in pairs])
         res['throughput_ratio_median'] = med([p['throughput_ratio'] for p in pairs])
-        res['busy_per_mbit_ratio_median'] = med([p['busy_per_mbit_ratio'] for p in pairs])
+        res['busy_per_mbit_ratio_median'] = med([p['busy_per_mbit_ratio'] for p in pairs if p['busy_per_mbit_ratio'] is not None])
         res['softirq_per_mbit_ratio_median'] = med([p['softirq_per_mbit_ratio'] for p in pairs if p['softirq_per_mbit_ratio']])
         print(f'  n={len(pairs)}: throughput stock median {res["stock_mbit_median"]} Mbit/s, ours {res["ours_mbit_median"]}; '
               f'ours/stock per pair {[round(p["throughput_ratio"], 3) for p in pairs]} (median {res["throughput_ratio_median"]})')
-        print(f'  total busy CPU per Mbit/s ours/stock per pair {[round(p["busy_per_mbit_ratio"], 3) for p in pairs]} '
+        print(f'  total busy CPU per Mbit/s ours/stock per pair {[round(p["busy_per_mbit_ratio"], 3) for p in pairs if p["busy_per_mbit_ratio"] is not None]} '
               f'(median {res["busy_per_mbit_ratio_median"]}); softirq per Mbit/s median {res["softirq_per_mbit_ratio_median"]}')
     summary['phases'][ph] = res
 if jout:
