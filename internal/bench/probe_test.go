@@ -27,6 +27,26 @@ func TestProbeKernelReceiveTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Close()
+	// The kernel turns receive timestamps on with a static key that a
+	// work item flips after setsockopt (netstamp_needed_deferred); until
+	// it runs, packets arrive unstamped and recvmsg stamps them at the
+	// read. On a loaded host that takes a while: wait for a stamped one.
+	for i := 0; ; i++ {
+		if _, err := tx.Write([]byte("warm-up")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		_, at, err := p.read(make([]byte, 1500), make([]byte, 128))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(at) >= 25*time.Millisecond {
+			break
+		}
+		if i == 40 {
+			t.Fatalf("no packet in 2 s had a receive time before its read: the read time is used, not the kernel's")
+		}
+	}
 	sent := time.Now()
 	if _, err := tx.Write([]byte("wirespeed probe")); err != nil {
 		t.Fatal(err)
