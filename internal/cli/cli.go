@@ -34,6 +34,8 @@ type Command struct {
 	Name    string
 	Summary string // one line for the command list
 	Usage   string // "wirespeed NAME [flags] ARGS" plus a paragraph
+	// Hidden commands are internal (run by wirespeed itself) and not listed.
+	Hidden bool
 	// Run parses args itself (usually with newFlagSet) and does the work.
 	Run func(ctx context.Context, env Env, args []string) error
 }
@@ -138,7 +140,10 @@ func printCommands(w io.Writer) {
 	fmt.Fprintf(w, "wirespeed %s - see, measure and fix the Linux network datapath\n\n", Version)
 	fmt.Fprintln(w, "Usage: wirespeed COMMAND [flags] [args]\n\nCommands:")
 	names := make([]string, 0, len(commands))
-	for n := range commands {
+	for n, c := range commands {
+		if c.Hidden {
+			continue
+		}
 		names = append(names, n)
 	}
 	sort.Strings(names)

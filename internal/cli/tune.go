@@ -370,7 +370,22 @@ func tuneStatic(ctx context.Context, env Env, t *tune.Tuner, acts []doctor.Actio
 	var errs []error
 	for i, a := range acts {
 		progress(fmt.Sprintf("[%d/%d] %s", i+1, len(acts), a.ID))
+		left := t.Leftover(a)
+		var leftSeq int
+		if left >= 0 {
+			leftSeq = t.Store.J.Entries[left].Seq
+		}
 		o, err := t.Apply(ctx, a)
+		if err == nil && (o.State == tune.StateApplied || o.State == "already") {
+			// A static run keeps what it applies: mark it so, or a later
+			// run would take it for the leftover of an interrupted one.
+			if left >= 0 && o.State == "already" {
+				o.Note = fmt.Sprintf("left in force by an interrupted tune (journal entry %d); kept now", leftSeq)
+			}
+			if kerr := t.Keep(a.ID); kerr != nil {
+				err = kerr
+			}
+		}
 		if err != nil {
 			errs = append(errs, err)
 			if o.State == "" {
@@ -416,12 +431,20 @@ func writeTrials(env Env, metric string, trials []tune.Trial) {
 		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.3f\t%.3f\t%.3g\t%s\t%s\n", tr.Action.ID, g.MeanBefore, g.MeanAfter, g.Ratio, g.MedianRatio, g.P, tr.Verdict, tr.Reason)
 	}
 	tw.Flush()
+	for _, tr := range trials {
+		if tr.Leftover != "" {
+			fmt.Fprintf(env.Stdout, "Leftover: %s: %s.\n", tr.Action.ID, tr.Leftover)
+		}
+	}
 }
 
 // verifyMeasurer runs the user's command.
 func verifyMeasurer(cmd, metric string) tune.Measurer {
 	return func(ctx context.Context) (tune.Metrics, error) {
-		c := exec.CommandContext(ctx, "sh", "-c", cmd)
+		c, err := groupCommand(ctx, "sh", "-c", cmd)
+		if err != nil {
+			return nil, err
+		}
 		var stderr bytes.Buffer
 		c.Stderr = &stderr
 		out, err := c.Output()
@@ -480,7 +503,10 @@ func benchMeasurer(prefix []string, peer, dur, dir string, streams int, extra []
 		argv := benchArgv(prefix, self, peer, dur, dir, streams, extra)
 		var out []byte
 		for try := 0; ; try++ {
-			c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+			c, err := groupCommand(ctx, argv...)
+			if err != nil {
+				return nil, err
+			}
 			var stderr bytes.Buffer
 			c.Stderr = &stderr
 			out, err = c.Output()

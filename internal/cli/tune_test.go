@@ -352,3 +352,63 @@ func TestTuneRejectedAndGone(t *testing.T) {
 		t.Fatalf("revert of a vanished device: exit %d\n%s", code, out)
 	}
 }
+
+// TestTuneKilledApplyLeftover is issue 21's repro: 'tune apply' with a
+// --verify-cmd is killed with SIGKILL while it measures with an rps_cpus
+// change applied. Nothing it started may run on (the verify command's own
+// children included), and the next apply must call the change a leftover of
+// the interrupted run, put it back and measure it - not "already in force".
+func TestTuneKilledApplyLeftover(t *testing.T) {
+	needRoot(t)
+	bin := binary(t)
+	ns := testnet.New(t)
+	_, b := ns.AddVeth(t)
+	path := "/sys/class/net/" + b + "/queues/rx-0/rps_cpus"
+	before := ns.Run(t, "cat", path)
+	acts := writeActions(t, []doctor.Action{{ID: "rps/" + b, Kind: doctor.KindSysfs, Device: b, Target: path, Value: "1"}})
+	state := t.TempDir()
+	calls := filepath.Join(t.TempDir(), "calls")
+	// The first measurement (without) returns at once; the next ones (with
+	// the change applied) start a long sleep in the background and wait.
+	verify := `n=$(cat ` + calls + ` 2>/dev/null || echo 0); echo $((n+1)) > ` + calls + `; if [ "$n" -ge 1 ]; then sleep 30 & wait; fi; echo $(( $(od -An -N2 -tu2 /dev/urandom) + 1 ))`
+	cmd := exec.Command("ip", "netns", "exec", ns.Name, bin, "tune", "apply", "--actions", acts, "--state-dir", state, "--verify-cmd", verify, "--pairs", "2")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, _ := os.ReadFile(calls)
+		j, _ := os.ReadFile(filepath.Join(state, "tune-journal.json"))
+		if strings.TrimSpace(string(n)) == "2" && strings.Contains(string(j), `"applied"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the apply never reached its second measurement (calls %q)", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // the sleep is running
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	waitNoPids(t, ns.Name)
+	if now := ns.Run(t, "cat", path); now == before {
+		t.Fatalf("the killed apply left nothing to find: %s is %q", path, now)
+	}
+	out, err := exec.Command("ip", "netns", "exec", ns.Name, bin, "tune", "apply", "--actions", acts, "--state-dir", state,
+		"--verify-cmd", "echo $(( $(od -An -N2 -tu2 /dev/urandom) + 1 ))", "--pairs", "2").CombinedOutput()
+	if err != nil {
+		t.Fatalf("second apply: %v\n%s", err, out)
+	}
+	s := string(out)
+	if strings.Contains(s, "before tune started") || !strings.Contains(s, "interrupted tune") || !strings.Contains(s, "Leftover: rps/"+b) {
+		t.Errorf("second apply does not report the leftover:\n%s", s)
+	}
+	if strings.Contains(s, "already") {
+		t.Errorf("second apply did not measure the leftover change:\n%s", s)
+	}
+	ns.Run(t, bin, "tune", "revert", "--all", "--state-dir", state)
+	if now := ns.Run(t, "cat", path); now != before {
+		t.Errorf("%s after revert --all: %q, was %q", path, now, before)
+	}
+}
