@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -704,8 +705,12 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	plan := tune.PlanPersist(st.J)
+	netns, _ := os.Readlink("/proc/self/ns/net")
+	plan := tune.PlanPersist(st.J, netns)
 	if len(plan.Files) == 0 {
+		if len(plan.Skipped) > 0 {
+			return fmt.Errorf("nothing to make permanent here, nothing was written: %s", strings.Join(plan.Skipped, "; "))
+		}
 		return fmt.Errorf("no applied change in the journal to make permanent ('wirespeed tune status')")
 	}
 	files, err := tune.WritePersist(*root, dir, plan)
@@ -716,7 +721,8 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 		return benchWriteJSON(env, map[string]any{"root": *root, "files": files, "skipped": plan.Skipped})
 	}
 	for _, f := range files {
-		fmt.Fprintln(env.Stdout, "wrote "+f)
+		// Name the file where it is: --root may have sent it elsewhere.
+		fmt.Fprintln(env.Stdout, "wrote "+filepath.Join(*root, f))
 	}
 	for _, s := range plan.Skipped {
 		fmt.Fprintln(env.Stdout, "skipped "+s)

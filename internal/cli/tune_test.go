@@ -412,3 +412,41 @@ func TestTuneKilledApplyLeftover(t *testing.T) {
 		t.Errorf("%s after revert --all: %q, was %q", path, now, before)
 	}
 }
+
+// persistJournal writes a journal with one applied rps change made in
+// network namespace netns.
+func persistJournal(t *testing.T, netns string) string {
+	t.Helper()
+	state := t.TempDir()
+	j := fmt.Sprintf(`{"version":1,"entries":[{"seq":1,"action":{"id":"rps/eth9","kind":"sysfs","device":"eth9","target":"/sys/class/net/eth9/queues/rx-0/rps_cpus","value":"3"},"old":"0\n","state":"applied","netns":%q,"mac":"02:00:00:00:00:09","time":"2026-11-24T00:00:00Z"}]}`, netns)
+	if err := os.WriteFile(filepath.Join(state, "tune-journal.json"), []byte(j), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return state
+}
+
+// TestTunePersistNamespaceAndRoot: persist refuses a change made in another
+// network namespace (as revert does) and writes nothing; with --root it
+// names the files where it wrote them.
+func TestTunePersistNamespaceAndRoot(t *testing.T) {
+	here, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Skip(err)
+	}
+	root := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), []string{"tune", "persist", "--root", root, "--state-dir", persistJournal(t, "net:[1]")}, &stdout, &stderr)
+	if code == ExitOK || !strings.Contains(stderr.String(), "net:[1]") || !strings.Contains(stderr.String(), "ip netns exec") {
+		t.Errorf("persist of another namespace's change: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Errorf("persist of another namespace's change wrote %v", ents)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code = Main(context.Background(), []string{"tune", "persist", "--root", root, "--state-dir", persistJournal(t, here)}, &stdout, &stderr)
+	want := "wrote " + filepath.Join(root, "/etc/udev/rules.d/90-wirespeed-tune.rules")
+	if code != ExitOK || !strings.Contains(stdout.String(), want) {
+		t.Errorf("persist --root: exit %d, want %q in\n%s%s", code, want, stdout.String(), stderr.String())
+	}
+}
