@@ -123,12 +123,30 @@ func loadActions(path string) ([]doctor.Action, error) {
 	if err := json.Unmarshal(b, &list); err == nil {
 		return list, nil
 	}
+	want := "want a 'wirespeed doctor --json' report or a JSON list of actions"
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return nil, usageErrorf("--actions %s: %s: %v", path, want, err)
+	}
+	_, hasF := keys["findings"]
+	_, hasA := keys["actions"]
+	if !hasF && !hasA {
+		// An object of another kind is not an empty plan.
+		var kind struct {
+			Schema string `json:"schema"`
+		}
+		_ = json.Unmarshal(b, &kind)
+		if kind.Schema != "" {
+			return nil, usageErrorf("--actions %s is a %s file, not a doctor report: %s; nothing was done", path, kind.Schema, want)
+		}
+		return nil, usageErrorf("--actions %s has neither \"findings\" nor \"actions\": %s; nothing was done", path, want)
+	}
 	var obj struct {
 		Findings []doctor.Finding `json:"findings"`
 		Actions  []doctor.Action  `json:"actions"`
 	}
 	if err := json.Unmarshal(b, &obj); err != nil {
-		return nil, usageErrorf("--actions %s: want a doctor --json report or a JSON list of actions: %v", path, err)
+		return nil, usageErrorf("--actions %s: %s: %v", path, want, err)
 	}
 	list = obj.Actions
 	for _, f := range obj.Findings {

@@ -32,6 +32,15 @@ func writeActions(t *testing.T, acts []doctor.Action) string {
 	return p
 }
 
+func jsonFile(t *testing.T, s string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "in.json")
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestTuneUsage(t *testing.T) {
 	acts := writeActions(t, []doctor.Action{{ID: "rps/lo/rx-0", Kind: doctor.KindSysfs, Device: "lo",
 		Target: "/sys/class/net/lo/queues/rx-0/rps_cpus", Value: "1"}})
@@ -52,6 +61,11 @@ func TestTuneUsage(t *testing.T) {
 		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "--bench-args", "--port=5300 -t 3s"}, ExitUsage, "-t is set"},
 		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "--bench-args", "fast"}, ExitUsage, "not a flag"},
 		{[]string{"tune", "apply", "--actions", "/nonexistent.json", "--state-dir", state}, ExitUsage, "nonexistent"},
+		{[]string{"tune", "plan", "--actions", jsonFile(t, `{}`), "--state-dir", state}, ExitUsage, "neither"},
+		{[]string{"tune", "plan", "--actions", jsonFile(t, `{"foo":1}`), "--state-dir", state}, ExitUsage, "neither"},
+		{[]string{"tune", "apply", "--actions", jsonFile(t, `{"foo":1}`), "--state-dir", state}, ExitUsage, "neither"},
+		{[]string{"tune", "plan", "--actions", jsonFile(t, `{"schema":"wirespeed.bench/v3","runs":[]}`), "--state-dir", state}, ExitUsage, "wirespeed.bench/v3"},
+		{[]string{"tune", "plan", "--actions", jsonFile(t, `"rps"`), "--state-dir", state}, ExitUsage, "doctor --json"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Main(context.Background(), c.args, &stdout, &stderr)
