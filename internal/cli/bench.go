@@ -108,6 +108,9 @@ func runBench(ctx context.Context, env Env, args []string) error {
 	}
 
 	// Everything is checked before anything starts.
+	if *port < 1 || *port > 65535 {
+		return usageErrorf("bench: --port %d: want 1-65535 (the iperf3 server's port)", *port)
+	}
 	o := bench.Options{Peer: *peer, Port: *port, Iface: *iface, Streams: *streams, Procs: *procs,
 		Direction: *dir, UDP: *udp, Repeat: *repeat, ProbePriority: *prio, NoUDPProbe: *noUDP,
 		SampleInterval: 500 * time.Millisecond}

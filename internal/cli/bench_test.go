@@ -33,7 +33,7 @@ func TestBenchRejectsBadInput(t *testing.T) {
 		{[]string{"bench", "--gro", "maybe"}, "on or off"},
 		{[]string{"bench", "--pin-sender", "4096"}, "CPU"},
 		{[]string{"bench", "--peer", "198.18.0.9", "--gro", "on"}, "lab knob"},
-		{[]string{"bench", "--peer", "198.18.0.9:0"}, "bad port"},
+		{[]string{"bench", "--peer", "198.18.0.9:0"}, "the port is not a number"},
 		{[]string{"bench", "--variant", "nameonly"}, "NAME: lab flags"},
 		{[]string{"bench", "--variant", "x: --threaded"}, "needs receiver GRO"},
 		{[]string{"bench", "--variant", "a: --gro on", "--variant", "a: --gro off"}, "used twice"},

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -118,6 +119,20 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	}
 	if _, err := vm.Lookup(pos[0]); err != nil {
 		return &UsageError{Err: err}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Every number is checked before anything is started (a negative
+	// --cycles used to boot a VM that then ran the default 30).
+	for _, n := range []struct {
+		flag      string
+		v, lo, hi int
+		what      string
+	}{{"cycles", *cycles, 1, 100000, "disruptions"}, {"P", *streams, 1, 128, "streams"}, {"tunnels", *tunnels, 1, 64, "tunnels"},
+		{"bus-rate", *busRate, 0, 100000, "Mbit/s (0: uncapped)"}, {"cpus", *cpus, 1, 64, "vCPUs"}, {"mem", *mem, 256, 1 << 20, "MB"}} {
+		if set[n.flag] && (n.v < n.lo || n.v > n.hi) {
+			return usageErrorf("lab vm: %s %d: want %d-%d %s", dashed(n.flag), n.v, n.lo, n.hi, n.what)
+		}
 	}
 	d, err := benchDuration("duration", *dur)
 	if err != nil {

@@ -210,6 +210,9 @@ func (c *Config) Validate() error {
 	if c.Accel == "kvm" && c.Arch != hostArch() {
 		return fmt.Errorf("--accel kvm runs %s guests on an %s host only; this host is %s: use tcg", c.Arch, c.Arch, hostArch())
 	}
+	if c.Cycles < 0 || c.Cycles > 100000 {
+		return fmt.Errorf("--cycles %d: want 1-100000 disruptions (0 for the default %d)", c.Cycles, defaultCycles)
+	}
 	if c.BusRate < 0 || c.BusRate > 100000 {
 		return fmt.Errorf("--bus-rate %d: want 1-100000 Mbit/s (or 0 for none)", c.BusRate)
 	}
