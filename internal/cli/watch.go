@@ -40,6 +40,9 @@ func runWatch(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkLocalIfaces(ifaces); err != nil {
+		return err
+	}
 	if time.Duration(every) < 100*time.Millisecond {
 		return usageErrorf("--interval must be at least 100ms, got %v", time.Duration(every))
 	}
