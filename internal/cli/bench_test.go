@@ -25,7 +25,7 @@ func TestBenchRejectsBadInput(t *testing.T) {
 		{[]string{"bench", "--omit", "-1s"}, "negative"},
 		{[]string{"bench", "--rate", "10Q"}, "not a rate"},
 		{[]string{"bench", "--bitrate", "fast"}, "not a rate"},
-		{[]string{"bench", "--rps", "zz"}, "RPS mask"},
+		{[]string{"bench", "--rps", "zz"}, `--rps "zz": want a hex CPU mask`},
 		{[]string{"bench", "--tos", "300"}, "TOS"},
 		{[]string{"bench", "--probe-interval", "5ms"}, "10ms-200ms"},
 		{[]string{"bench", "--direction", "up"}, "send, receive or both"},

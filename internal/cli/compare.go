@@ -107,7 +107,7 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 				found = found || v.Name == x.v
 			}
 			if !found {
-				return usageErrorf("compare: no variant %q in one of the files", x.v)
+				return usageErrorf("compare: no variant %q in one of the files (see them with 'wirespeed show FILE')", x.v)
 			}
 		}
 		nameA, nameB := pos[0], pos[1]

@@ -149,17 +149,17 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 func liveSnapshot(ctx context.Context, ifaces []string) (*inspect.Snapshot, error) {
 	fsys := hostfs.Live()
 	snap, err := inspect.Collect(ctx, inspect.Options{FS: fsys, Answers: inspect.LiveAnswers(fsys), Ifaces: ifaces})
-	if errors.Is(err, inspect.ErrUnknownInterface) {
-		return nil, &UsageError{Err: err}
+	if err != nil {
+		return nil, unknownIface(err)
 	}
-	return snap, err
+	return snap, nil
 }
 
 // loadSnapshot reads a snapshot file as 'inspect --from' does.
 func loadSnapshot(ctx context.Context, file string, ifaces []string) (*inspect.Snapshot, error) {
 	sf, err := hostfs.OpenSnapshot(file)
 	if err != nil {
-		return nil, err
+		return nil, snapshotError(file, err)
 	}
 	defer sf.Close()
 	a, err := inspect.ReplayAnswers(sf.Answers)
@@ -168,7 +168,7 @@ func loadSnapshot(ctx context.Context, file string, ifaces []string) (*inspect.S
 	}
 	snap, err := inspect.Collect(ctx, inspect.Options{FS: sf.FS, Answers: a, Ifaces: ifaces})
 	if errors.Is(err, inspect.ErrUnknownInterface) {
-		return nil, &UsageError{Err: err}
+		return nil, unknownIface(err)
 	}
 	if err != nil {
 		return nil, err

@@ -129,12 +129,12 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 		v, lo, hi int
 		what      string
 	}{{"cycles", *cycles, 1, 100000, "disruptions"}, {"P", *streams, 1, 128, "streams"}, {"tunnels", *tunnels, 1, 64, "tunnels"},
-		{"bus-rate", *busRate, 0, 100000, "Mbit/s (0: uncapped)"}, {"cpus", *cpus, 1, 64, "vCPUs"}, {"mem", *mem, 256, 1 << 20, "MB"}} {
+		{"cpus", *cpus, 1, 64, "vCPUs"}, {"mem", *mem, 256, 1 << 20, "MB"}} {
 		if set[n.flag] && (n.v < n.lo || n.v > n.hi) {
 			return usageErrorf("lab vm: %s %d: want %d-%d %s", dashed(n.flag), n.v, n.lo, n.hi, n.what)
 		}
 	}
-	d, err := benchDuration("duration", *dur)
+	d, err := benchDuration("t", *dur)
 	if err != nil {
 		return err
 	}

@@ -117,7 +117,7 @@ func tuneNeedRoot(what string) error {
 func loadActions(path string) ([]doctor.Action, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, usageErrorf("--actions: %v", err)
+		return nil, usageErrorf("--actions %s: %v; give a 'wirespeed doctor --json' report or a JSON list of actions", path, unwrapPathErr(err))
 	}
 	var list []doctor.Action
 	if err := json.Unmarshal(b, &list); err == nil {
@@ -170,7 +170,7 @@ func planActions(ctx context.Context, ifaces []string, file string) ([]doctor.Ac
 		snap, err := inspect.Collect(ctx, inspect.Options{Ifaces: ifaces})
 		if err != nil {
 			if errors.Is(err, inspect.ErrUnknownInterface) {
-				return nil, &UsageError{Err: err}
+				return nil, usageErrorf("%v; name one of those (tune's sub-commands are plan, apply, status, revert and persist)", err)
 			}
 			return nil, err
 		}
@@ -616,7 +616,7 @@ func runTuneStatus(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usageErrorf("tune status takes no arguments")
+		return usageErrorf("tune status takes no arguments (got %q): it shows every change in the journal", pos[0])
 	}
 	j, err := tune.Load(tuneStateDir(*c.stateDir))
 	if err != nil {
@@ -656,6 +656,12 @@ func runTuneRevert(ctx context.Context, env Env, args []string) error {
 	if err := tuneNeedRoot("revert"); err != nil {
 		return err
 	}
+	// Unknown ids are refused before the state directory is touched.
+	if j, err := tune.Load(tuneStateDir(*c.stateDir)); err != nil {
+		return err
+	} else if unknown := unknownIDs(j, pos); len(unknown) > 0 {
+		return &UsageError{Err: fmt.Errorf("%w; nothing was reverted", &tune.UnknownIDError{IDs: unknown})}
+	}
 	t, err := tune.New(tuneStateDir(*c.stateDir), tune.Live())
 	if err != nil {
 		return err
@@ -681,6 +687,21 @@ func runTuneRevert(ctx context.Context, env Env, args []string) error {
 	return err
 }
 
+// unknownIDs lists the ids no entry of j has.
+func unknownIDs(j *tune.Journal, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		found := false
+		for _, e := range j.Entries {
+			found = found || e.Action.ID == id
+		}
+		if !found {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 func runTunePersist(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(commands["tune"], env)
 	c := addTuneCommon(fs)
@@ -691,7 +712,7 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usageErrorf("tune persist takes no arguments")
+		return usageErrorf("tune persist takes no arguments (got %q): it makes every kept change permanent", pos[0])
 	}
 	if *root == "/" {
 		if err := tuneNeedRoot("persist"); err != nil {

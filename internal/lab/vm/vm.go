@@ -217,7 +217,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--bus-rate %d: want 1-100000 Mbit/s (or 0 for none)", c.BusRate)
 	}
 	if c.BusRate > 0 && s.Name != "usb-gadget" && s.Name != "bql" && s.Name != "usbnet-stress" {
-		return fmt.Errorf("--bus-rate is for the dummy_hcd scenarios (usb-gadget, bql, usbnet-stress), not %s", s.Name)
+		return fmt.Errorf("--bus-rate is for the dummy_hcd scenarios (usb-gadget, bql, usbnet-stress), not %s: leave it out", s.Name)
 	}
 	if err := checkSteps(c.Steps); err != nil {
 		return err
