@@ -142,6 +142,14 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if set["t"] || set["duration"] {
+		if d < time.Second || d > time.Hour {
+			return usageErrorf("lab vm: -t %v: want 1s to 1h", d)
+		}
+	}
+	if to != 0 && to < 10*time.Second {
+		return usageErrorf("lab vm: --timeout %v: want 0 (estimated from the scenario) or 10s or more: a guest boots in seconds to minutes", to)
+	}
 	cfg := vm.Config{
 		Options: vm.Options{Scenario: pos[0], Arch: *arch, Machine: *machine, Duration: d, Streams: *streams, Direction: *dir, Speed: *speed, Cycles: *cycles, Steps: splitList(*steps), BusRate: *busRate, Tunnels: *tunnels, Threaded: *threaded,
 			Load: loads, Exec: *exe, RawIperf3: *raw, NoPin: *noPin, BenchArgs: strings.Fields(*benchArgs), Tune: *tuneArgs},

@@ -69,8 +69,8 @@ func runObserve(ctx context.Context, env Env, args []string) error {
 	if err := checkLocalIfaces(ifaces); err != nil {
 		return err
 	}
-	if dur <= 0 {
-		return usageErrorf("--duration must be positive, got %v", time.Duration(dur))
+	if dur < secondsOrDuration(100*time.Millisecond) {
+		return usageErrorf("--duration %v: want 100ms or more, such as 10s", time.Duration(dur))
 	}
 	if err := observe.CheckSample(float64(sample), 0); err != nil {
 		return usageErrorf("--sample: %v", err)

@@ -146,7 +146,7 @@ func (c *Config) Validate() error {
 		c.Duration = 10 * time.Second
 	}
 	if c.Duration < time.Second || c.Duration > time.Hour {
-		return fmt.Errorf("duration %s: want 1s to 1h", c.Duration)
+		return fmt.Errorf("-t %s: want 1s to 1h", c.Duration)
 	}
 	if c.Streams == 0 {
 		c.Streams = 2
