@@ -163,6 +163,16 @@ abc|lab vm usb-gadget --bus-rate abc
 abc|lab vm usb-nic -t abc
 -t|lab vm usb-nic -t -5s
 --timeout|lab vm usb-nic --timeout -5s
+--timeout|lab vm usb-nic --timeout 1ms
+-t 0|lab vm usb-nic -t 0
+-t|lab vm usb-nic -t 0.3
+--duration|observe --duration 0.0001
+--rep|report @F/bench.json --rep -1 --flent @F/x.flent.gz
+--pairs|tune apply --actions @F/doctor.json --pairs 101
+--repeat|bench --repeat 1001
+--procs|bench --procs 129
+--interval|watch --interval 0.001
+--tos|bench --tos -1
 bogus|lab vm usb-nic --accel bogus
 bogus|lab vm usb-nic --arch bogus
 bogus|lab vm usb-nic --machine bogus
