@@ -123,13 +123,13 @@ func (p *Prober) RxTime() string {
 // ValidateProbe checks interval, TOS and priority.
 func ValidateProbe(interval time.Duration, tos, prio int) error {
 	if interval < 10*time.Millisecond || interval > 200*time.Millisecond {
-		return fmt.Errorf("probe interval %v: want 10ms-200ms", interval)
+		return fmt.Errorf("--probe-interval %v: want 10ms-200ms", interval)
 	}
 	if tos < 0 || tos > 255 {
-		return fmt.Errorf("TOS %d: want 0-255 (DSCP EF is 184 = 0xb8)", tos)
+		return fmt.Errorf("--tos %d: want 0-255 (DSCP EF is 184 = 0xb8)", tos)
 	}
 	if prio < -1 || prio > 15 {
-		return fmt.Errorf("SO_PRIORITY %d: want 0-15 (6 and up need CAP_NET_ADMIN)", prio)
+		return fmt.Errorf("--priority %d: want 0-15, the probe's SO_PRIORITY (6 and up need CAP_NET_ADMIN), or -1 to leave it", prio)
 	}
 	return nil
 }

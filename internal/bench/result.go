@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -255,16 +256,52 @@ func (r *Result) Save(path string) error {
 func Load(path string) (*Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read result: %w", err)
+		return nil, fmt.Errorf("cannot read the result %s: %w (give a file that 'wirespeed bench --out' wrote)", path, unwrapPath(err))
 	}
 	return Decode(b, path)
 }
 
+// unwrapPath drops the path an *os.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// otherKinds names the files of wirespeed's other commands by schema
+// prefix, for an error that says what a file is instead of how its JSON
+// failed to fit a Result.
+var otherKinds = map[string]string{
+	"wirespeed.doctor/":  "a 'wirespeed doctor --json' report",
+	"wirespeed.inspect/": "a 'wirespeed inspect --json' snapshot",
+	"wirespeed.observe/": "a 'wirespeed observe --json' observation",
+}
+
 // Decode parses a result file's bytes.
 func Decode(b []byte, name string) (*Result, error) {
+	want := "give a file that 'wirespeed bench --out' wrote"
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("%s is not a wirespeed bench result (not a JSON object: %v): %s", name, err, want)
+	}
+	var schema string
+	_ = json.Unmarshal(probe["schema"], &schema)
+	for prefix, kind := range otherKinds {
+		if strings.HasPrefix(schema, prefix) {
+			return nil, fmt.Errorf("%s is %s (%s), not a bench result: %s", name, kind, schema, want)
+		}
+	}
+	if _, ok := probe["intervals"]; ok && schema == "" {
+		return nil, fmt.Errorf("%s is iperf3's own -J output, not a wirespeed bench result: %s (it runs iperf3 itself)", name, want)
+	}
+	if schema != "" && !strings.HasPrefix(schema, "wirespeed.bench/v1") {
+		return nil, fmt.Errorf("%s: schema %q, want %s: %s", name, schema, Schema, want)
+	}
 	var r Result
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s is not a wirespeed bench result: %w", name, err)
+		return nil, fmt.Errorf("%s is not a wirespeed bench result (%v): %s", name, err, want)
 	}
 	if !strings.HasPrefix(r.Schema, "wirespeed.bench/v1") {
 		return nil, fmt.Errorf("%s: schema %q, want %s (a file from 'wirespeed bench --out')", name, r.Schema, Schema)

@@ -209,3 +209,22 @@ func TestAlignIntervals(t *testing.T) {
 		t.Errorf("interval without an end sample got %v", ivs[2].SoftirqPct)
 	}
 }
+
+// TestDecodeNamesTheKind: a file of another wirespeed command, iperf3's own
+// JSON or no JSON at all is named for what it is, with what to give instead
+// - not with a Go unmarshal error.
+func TestDecodeNamesTheKind(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"schema":"wirespeed.doctor/v1","host":"h","findings":[]}`, "'wirespeed doctor --json' report"},
+		{`{"schema":"wirespeed.inspect/v1","host":{"cpus":[]}}`, "'wirespeed inspect --json' snapshot"},
+		{`{"start":{},"intervals":[],"end":{}}`, "iperf3's own -J output"},
+		{`not json`, "not a JSON object"},
+		{``, "not a JSON object"},
+		{`{"schema":"wirespeed.bench/v9"}`, `schema "wirespeed.bench/v9"`},
+	} {
+		_, err := Decode([]byte(c.in), "f.json")
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "wirespeed bench --out") || strings.Contains(err.Error(), "Go struct") {
+			t.Errorf("%s: %v, want %q and what to give", c.in, err, c.want)
+		}
+	}
+}

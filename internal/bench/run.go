@@ -73,33 +73,33 @@ type Progress struct {
 // Validate checks everything that can be checked before anything starts.
 func (o *Options) Validate() error {
 	if o.Streams < 1 || o.Streams > 128 {
-		return fmt.Errorf("streams %d: want 1-128", o.Streams)
+		return fmt.Errorf("-P %d: want 1-128 streams", o.Streams)
 	}
 	if o.Procs < 0 || o.Procs > 128 {
-		return fmt.Errorf("procs %d: want 0 (automatic) to 128", o.Procs)
+		return fmt.Errorf("--procs %d: want 0 (automatic) to 128 iperf3 processes", o.Procs)
 	}
 	if o.Duration < time.Second || o.Duration > 24*time.Hour {
-		return fmt.Errorf("duration %v: want 1s or more", o.Duration)
+		return fmt.Errorf("-t %v: want a duration of 1s to 24h", o.Duration)
 	}
 	if o.Duration%(500*time.Millisecond) != 0 {
-		return fmt.Errorf("duration %v: use a multiple of 0.5s (iperf3 reports every 0.5 s)", o.Duration)
+		return fmt.Errorf("-t %v: use a multiple of 0.5s (iperf3 reports every 0.5 s)", o.Duration)
 	}
 	if o.Omit < 0 || o.Omit > 10*time.Minute {
-		return fmt.Errorf("omit %v: want 0 to 10m", o.Omit)
+		return fmt.Errorf("--omit %v: want 0 to 10m", o.Omit)
 	}
 	switch o.Direction {
 	case DirSend, DirReceive, DirBoth:
 	default:
-		return fmt.Errorf("direction %q: want send, receive or both", o.Direction)
+		return fmt.Errorf("--direction %q: want send, receive or both", o.Direction)
 	}
 	if o.RateMbit < 0 || math_IsBad(o.RateMbit) {
 		return fmt.Errorf("rate %v: want a positive number of Mbit/s", o.RateMbit)
 	}
 	if o.Repeat < 1 || o.Repeat > 1000 {
-		return fmt.Errorf("repeat %d: want 1-1000", o.Repeat)
+		return fmt.Errorf("--repeat %d: want 1-1000 repetitions", o.Repeat)
 	}
 	if o.Idle < 0 || o.Idle > time.Minute {
-		return fmt.Errorf("idle %v: want 0-1m", o.Idle)
+		return fmt.Errorf("--idle %v: want 0 to 1m", o.Idle)
 	}
 	if o.SampleInterval < 100*time.Millisecond {
 		return fmt.Errorf("sample interval %v: want 100ms or more", o.SampleInterval)
@@ -108,7 +108,7 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if o.Port < 0 || o.Port > 65535 {
-		return fmt.Errorf("port %d: want 1-65535", o.Port)
+		return fmt.Errorf("--port %d: want 1-65535", o.Port)
 	}
 	if o.Peer == "" {
 		if len(o.Variants) == 0 {
@@ -141,7 +141,7 @@ func (o *Options) peerAddr() (netip.Addr, int, error) {
 		host = h
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
-			return netip.Addr{}, 0, fmt.Errorf("peer %q: bad port", o.Peer)
+			return netip.Addr{}, 0, fmt.Errorf("--peer %q: the port is not a number in 1-65535: give ADDR or ADDR:PORT", o.Peer)
 		}
 		port = n
 	}

@@ -104,10 +104,13 @@ func runBench(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usageErrorf("bench: unexpected argument %q (the peer is given with --peer)", pos[0])
+		return usageErrorf("bench: unexpected argument %q (give the peer with --peer ADDR)", pos[0])
 	}
 
 	// Everything is checked before anything starts.
+	if *port < 1 || *port > 65535 {
+		return usageErrorf("bench: --port %d: want 1-65535 (the iperf3 server's port)", *port)
+	}
 	o := bench.Options{Peer: *peer, Port: *port, Iface: *iface, Streams: *streams, Procs: *procs,
 		Direction: *dir, UDP: *udp, Repeat: *repeat, ProbePriority: *prio, NoUDPProbe: *noUDP,
 		SampleInterval: 500 * time.Millisecond}
@@ -127,7 +130,7 @@ func runBench(ctx context.Context, env Env, args []string) error {
 	default:
 		return usageErrorf("bench: --observe %q: want light, full or off", *obsMode)
 	}
-	if o.Duration, err = benchDuration("duration", *dur); err != nil {
+	if o.Duration, err = benchDuration("t", *dur); err != nil {
 		return err
 	}
 	if o.Omit, err = benchDuration("omit", *omit); err != nil {
@@ -282,10 +285,10 @@ func benchDuration(name, s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, usageErrorf("--%s %q: not a duration (use e.g. 10s, 500ms, 1m)", name, s)
+		return 0, usageErrorf("%s %q: not a duration (use e.g. 10s, 500ms, 1m)", dashed(name), s)
 	}
 	if d < 0 {
-		return 0, usageErrorf("--%s %q: negative", name, s)
+		return 0, usageErrorf("%s %q: negative; want a duration such as 10s", dashed(name), s)
 	}
 	return d, nil
 }

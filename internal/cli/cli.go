@@ -34,6 +34,8 @@ type Command struct {
 	Name    string
 	Summary string // one line for the command list
 	Usage   string // "wirespeed NAME [flags] ARGS" plus a paragraph
+	// Hidden commands are internal (run by wirespeed itself) and not listed.
+	Hidden bool
 	// Run parses args itself (usually with newFlagSet) and does the work.
 	Run func(ctx context.Context, env Env, args []string) error
 }
@@ -71,14 +73,24 @@ func newFlagSet(c *Command, env Env) *flag.FlagSet {
 
 // parseFlags parses args with fs, allowing flags after positional arguments
 // (wirespeed inspect eth0 --json), and returns the positional arguments.
+//
+// A bad flag is an error that names the flag and says what it takes (the
+// flag package's own "parse error" says neither); the usage text is
+// printed only for -h.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = usage; fs.SetOutput(out) }()
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(out)
+				usage()
 				return nil, err
 			}
-			return nil, &UsageError{Err: err}
+			return nil, &UsageError{Err: flagError(fs, err)}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -90,6 +102,53 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagError rewrites the flag package's errors: "flag provided but not
+// defined: -x" and "invalid value "abc" for flag -n: parse error".
+func flagError(fs *flag.FlagSet, err error) error {
+	help := fmt.Sprintf("see 'wirespeed %s -h'", fs.Name())
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return fmt.Errorf("unknown flag %s: %s for the flags it takes", dashed(strings.TrimLeft(name, "-")), help)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return fmt.Errorf("flag %s needs a value (%s)", dashed(strings.TrimLeft(name, "-")), help)
+	}
+	var value, name string
+	if _, e := fmt.Sscanf(msg, "invalid boolean value %q for -%s", &value, &name); e == nil {
+		return fmt.Errorf("%s %q: want true or false, or the flag alone (%s)", dashed(strings.TrimSuffix(name, ":")), value, help)
+	}
+	if _, e := fmt.Sscanf(msg, "invalid value %q for flag -%s", &value, &name); e == nil {
+		name = strings.TrimSuffix(name, ":")
+		reason := msg[strings.Index(msg, ": ")+2:]
+		want := reason
+		if f := fs.Lookup(name); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				switch g.Get().(type) {
+				case int, int64, uint, uint64:
+					want = "want a whole number"
+				case float64:
+					want = "want a number"
+				case bool:
+					want = "want true or false (or leave the value out)"
+				}
+			}
+		}
+		if reason == "value out of range" {
+			want = "out of range, " + want
+		}
+		return fmt.Errorf("%s %q: %s (%s)", dashed(name), value, want, help)
+	}
+	return fmt.Errorf("%s (%s)", msg, help)
+}
+
+// dashed writes a flag as its usage does: -P, --duration.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // Main runs wirespeed with args (without the program name) and returns the
@@ -115,7 +174,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "wirespeed: unknown command %q\n\n", args[0])
+		fmt.Fprintf(stderr, "wirespeed: unknown command %q: run 'wirespeed help' for the list (below)\n\n", args[0])
 		printCommands(stderr)
 		return ExitUsage
 	}
@@ -138,7 +197,10 @@ func printCommands(w io.Writer) {
 	fmt.Fprintf(w, "wirespeed %s - see, measure and fix the Linux network datapath\n\n", Version)
 	fmt.Fprintln(w, "Usage: wirespeed COMMAND [flags] [args]\n\nCommands:")
 	names := make([]string, 0, len(commands))
-	for n := range commands {
+	for n, c := range commands {
+		if c.Hidden {
+			continue
+		}
 		names = append(names, n)
 	}
 	sort.Strings(names)

@@ -67,6 +67,12 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 		}
 	case 2:
 		if strings.Contains(pos[0], ",") || strings.Contains(pos[1], ",") {
+			na, nb := len(strings.Split(pos[0], ",")), len(strings.Split(pos[1], ","))
+			if na != nb {
+				// The i-th files of A and B are one interleaved repetition:
+				// with unequal sides some would be paired with nothing.
+				return usageErrorf("compare: A has %d files and B %d: the i-th files of each side are paired, so give as many on each side", na, nb)
+			}
 			var sides [2][]*bench.Result
 			for i, list := range pos {
 				for _, f := range strings.Split(list, ",") {
@@ -101,7 +107,7 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 				found = found || v.Name == x.v
 			}
 			if !found {
-				return usageErrorf("compare: no variant %q in one of the files", x.v)
+				return usageErrorf("compare: no variant %q in one of the files (see them with 'wirespeed show FILE')", x.v)
 			}
 		}
 		nameA, nameB := pos[0], pos[1]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -68,8 +69,11 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 	default:
 		return usageErrorf("--fail-on: want warn or crit, got %q", *failOn)
 	}
-	if obsDur < 0 {
-		return usageErrorf("--observe must be positive")
+	observeSet := false
+	fs.Visit(func(f *flag.Flag) { observeSet = observeSet || f.Name == "observe" })
+	if observeSet && obsDur <= 0 {
+		// 0 used to skip the observation silently while -5s was an error.
+		return usageErrorf("--observe %v: want a positive duration such as 10s (leave --observe out to diagnose without observing)", time.Duration(obsDur))
 	}
 	if obsDur > 0 && *from != "" {
 		return usageErrorf("--observe watches this host; a snapshot (--from) cannot be observed (use --result with a bench run from that host)")
@@ -118,6 +122,15 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 	if *result != "" && *from == "" {
 		rep.Source.Snapshot = "result " + *result
 	}
+	if *result != "" {
+		// The rules say what would give them their data, --result among it;
+		// with --result given, say what the result lacks instead.
+		for i, sk := range rep.Skipped {
+			if strings.Contains(sk.Reason, "--result") {
+				rep.Skipped[i].Reason = fmt.Sprintf("%s lacks the data for this (its runs have no observation or fewer than two samples): run 'wirespeed bench' again (it records samples, and with --observe light or full the observation), or 'wirespeed doctor --observe 10s' on that host", *result)
+			}
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -136,17 +149,17 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 func liveSnapshot(ctx context.Context, ifaces []string) (*inspect.Snapshot, error) {
 	fsys := hostfs.Live()
 	snap, err := inspect.Collect(ctx, inspect.Options{FS: fsys, Answers: inspect.LiveAnswers(fsys), Ifaces: ifaces})
-	if errors.Is(err, inspect.ErrUnknownInterface) {
-		return nil, &UsageError{Err: err}
+	if err != nil {
+		return nil, unknownIface(err)
 	}
-	return snap, err
+	return snap, nil
 }
 
 // loadSnapshot reads a snapshot file as 'inspect --from' does.
 func loadSnapshot(ctx context.Context, file string, ifaces []string) (*inspect.Snapshot, error) {
 	sf, err := hostfs.OpenSnapshot(file)
 	if err != nil {
-		return nil, err
+		return nil, snapshotError(file, err)
 	}
 	defer sf.Close()
 	a, err := inspect.ReplayAnswers(sf.Answers)
@@ -155,7 +168,7 @@ func loadSnapshot(ctx context.Context, file string, ifaces []string) (*inspect.S
 	}
 	snap, err := inspect.Collect(ctx, inspect.Options{FS: sf.FS, Answers: a, Ifaces: ifaces})
 	if errors.Is(err, inspect.ErrUnknownInterface) {
-		return nil, &UsageError{Err: err}
+		return nil, unknownIface(err)
 	}
 	if err != nil {
 		return nil, err

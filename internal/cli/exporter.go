@@ -69,7 +69,7 @@ func runExporter(ctx context.Context, env Env, args []string) error {
 		return usageErrorf("--observe %q: want light, full or off", *obsMode)
 	}
 	if time.Duration(every) < time.Second {
-		return usageErrorf("--interval %v: at least 1s", time.Duration(every))
+		return usageErrorf("--interval %v: want 1s or more", time.Duration(every))
 	}
 	l, err := exporter.Listen(*listen)
 	if err != nil {

@@ -29,7 +29,7 @@ func TestExporterBadInput(t *testing.T) {
 		{[]string{"--listen", "127.0.0.1"}, ExitUsage, "HOST:PORT"},
 		{[]string{"--observe", "heavy"}, ExitUsage, "light, full or off"},
 		{[]string{"--observe-sample", "0.1%"}, ExitUsage, "shortest window"},
-		{[]string{"--interval", "100ms"}, ExitUsage, "at least 1s"},
+		{[]string{"--interval", "100ms"}, ExitUsage, "want 1s or more"},
 		{[]string{"eth0"}, ExitUsage, "no arguments"},
 		{[]string{"--listen", busy.Addr().String(), "--observe", "off"}, ExitFail, "the port is in use (another exporter?)"},
 		// --allow-remote lets a non-loopback address through to the

@@ -56,7 +56,7 @@ func runInspect(ctx context.Context, env Env, args []string) error {
 	case *from != "":
 		snapFile, err = hostfs.OpenSnapshot(*from)
 		if err != nil {
-			return err
+			return snapshotError(*from, err)
 		}
 		defer snapFile.Close()
 		opts.FS = snapFile.FS
@@ -69,7 +69,7 @@ func runInspect(ctx context.Context, env Env, args []string) error {
 			// Fail on an unwritable path before reading anything.
 			f, err := os.OpenFile(*save, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 			if err != nil {
-				return fmt.Errorf("cannot write snapshot: %w", err)
+				return usageErrorf("--save %s: cannot write it: %v; give a path in a writable directory", *save, unwrapPathErr(err))
 			}
 			f.Close()
 			rec = hostfs.NewRecorder()
@@ -82,10 +82,7 @@ func runInspect(ctx context.Context, env Env, args []string) error {
 		if *save != "" {
 			os.Remove(*save)
 		}
-		if errors.Is(err, inspect.ErrUnknownInterface) {
-			return err
-		}
-		return err
+		return unknownIface(err)
 	}
 	if snapFile != nil {
 		snap.Source = inspect.Source{Kind: "snapshot", File: *from, Root: opts.Answers.Euid == 0,
@@ -108,6 +105,20 @@ func runInspect(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "wirespeed: snapshot written to %s (read it anywhere with: wirespeed inspect --from %s)\n", *save, *save)
 	}
 	return nil
+}
+
+// snapshotError says what a snapshot that cannot be opened is and what to
+// give instead.
+func snapshotError(file string, err error) error {
+	return fmt.Errorf("cannot read the snapshot %s: %v; give a file that 'wirespeed inspect --save' wrote", file, unwrapPathErr(err))
+}
+
+// unknownIface makes an unknown interface a usage error that says what to do.
+func unknownIface(err error) error {
+	if errors.Is(err, inspect.ErrUnknownInterface) {
+		return usageErrorf("%v; name one of those, or leave the names out for every device", err)
+	}
+	return err
 }
 
 func writeSnapshot(file string, rec *hostfs.Recorder, a *inspect.Answers, snap *inspect.Snapshot, args []string) error {

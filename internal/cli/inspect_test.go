@@ -32,7 +32,7 @@ func TestInspectBadInput(t *testing.T) {
 		t.Errorf("unknown flag: exit %d", code)
 	}
 	code, _, errOut = run("inspect", "--from", fixture, "wlan0")
-	if code != ExitFail || !strings.Contains(errOut, `unknown interface "wlan0"`) || !strings.Contains(errOut, "eth0, eth1, lo") {
+	if code != ExitUsage || !strings.Contains(errOut, `unknown interface "wlan0"`) || !strings.Contains(errOut, "eth0, eth1, lo") {
 		t.Errorf("unknown interface: %d %q", code, errOut)
 	}
 	junk := filepath.Join(t.TempDir(), "junk.tar.gz")

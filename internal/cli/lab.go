@@ -144,6 +144,10 @@ func runLab(ctx context.Context, env Env, args []string) error {
 		return usageErrorf("lab: want up, down, status, reap or vm")
 	}
 	sub, args := args[0], args[1:]
+	if sub == "-h" || sub == "--help" || sub == "help" {
+		fmt.Fprintln(env.Stdout, strings.TrimSpace(c.Usage))
+		return nil
+	}
 	fs := newFlagSet(c, env)
 	switch sub {
 	case "vm":
@@ -219,8 +223,12 @@ func runLab(ctx context.Context, env Env, args []string) error {
 		return nil
 	case "status":
 		asJSON := fs.Bool("json", false, "print JSON")
-		if _, err := parseFlags(fs, args); err != nil {
+		pos, err := parseFlags(fs, args)
+		if err != nil {
 			return err
+		}
+		if len(pos) > 0 {
+			return usageErrorf("lab status takes no arguments (got %q): it lists every lab; remove one with 'wirespeed lab down NAME'", pos[0])
 		}
 		labs, err := lab.List()
 		if err != nil {
@@ -254,8 +262,12 @@ func runLab(ctx context.Context, env Env, args []string) error {
 		}
 		return tw.Flush()
 	case "reap":
-		if _, err := parseFlags(fs, args); err != nil {
+		pos, err := parseFlags(fs, args)
+		if err != nil {
 			return err
+		}
+		if len(pos) > 0 {
+			return usageErrorf("lab reap takes no arguments (got %q): it removes every lab whose owner died", pos[0])
 		}
 		if err := lab.Check(); err != nil {
 			return err

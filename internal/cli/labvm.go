@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -119,13 +120,35 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	if _, err := vm.Lookup(pos[0]); err != nil {
 		return &UsageError{Err: err}
 	}
-	d, err := benchDuration("duration", *dur)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Every number is checked before anything is started (a negative
+	// --cycles used to boot a VM that then ran the default 30).
+	for _, n := range []struct {
+		flag      string
+		v, lo, hi int
+		what      string
+	}{{"cycles", *cycles, 1, 100000, "disruptions"}, {"P", *streams, 1, 128, "streams"}, {"tunnels", *tunnels, 1, 64, "tunnels"},
+		{"cpus", *cpus, 1, 64, "vCPUs"}, {"mem", *mem, 256, 1 << 20, "MB"}} {
+		if set[n.flag] && (n.v < n.lo || n.v > n.hi) {
+			return usageErrorf("lab vm: %s %d: want %d-%d %s", dashed(n.flag), n.v, n.lo, n.hi, n.what)
+		}
+	}
+	d, err := benchDuration("t", *dur)
 	if err != nil {
 		return err
 	}
 	to, err := benchDuration("timeout", *timeout)
 	if err != nil {
 		return err
+	}
+	if set["t"] || set["duration"] {
+		if d < time.Second || d > time.Hour {
+			return usageErrorf("lab vm: -t %v: want 1s to 1h", d)
+		}
+	}
+	if to != 0 && to < 10*time.Second {
+		return usageErrorf("lab vm: --timeout %v: want 0 (estimated from the scenario) or 10s or more: a guest boots in seconds to minutes", to)
 	}
 	cfg := vm.Config{
 		Options: vm.Options{Scenario: pos[0], Arch: *arch, Machine: *machine, Duration: d, Streams: *streams, Direction: *dir, Speed: *speed, Cycles: *cycles, Steps: splitList(*steps), BusRate: *busRate, Tunnels: *tunnels, Threaded: *threaded,

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -64,8 +66,11 @@ func runObserve(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if dur <= 0 {
-		return usageErrorf("--duration must be positive, got %v", time.Duration(dur))
+	if err := checkLocalIfaces(ifaces); err != nil {
+		return err
+	}
+	if dur < secondsOrDuration(100*time.Millisecond) {
+		return usageErrorf("--duration %v: want 100ms or more, such as 10s", time.Duration(dur))
 	}
 	if err := observe.CheckSample(float64(sample), 0); err != nil {
 		return usageErrorf("--sample: %v", err)
@@ -108,6 +113,41 @@ func deviceIRQs(ctx context.Context, ifaces []string) map[string][]int {
 	return out
 }
 
+// checkLocalIfaces refuses interface names that are not in this network
+// namespace. Tracepoints name devices without their namespace, so observe
+// would otherwise count nothing for a typo and exit 0.
+func checkLocalIfaces(ifaces []string) error {
+	var missing []string
+	for _, n := range ifaces {
+		if strings.ContainsRune(n, '/') || n == "." || n == ".." {
+			missing = append(missing, n)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("/sys/class/net", n)); err != nil {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var have []string
+	if ents, err := os.ReadDir("/sys/class/net"); err == nil {
+		for _, e := range ents {
+			have = append(have, e.Name())
+		}
+	}
+	return usageErrorf("unknown interface %s (this network namespace has: %s); for a device in another namespace run it there: ip netns exec NS wirespeed ...",
+		strings.Join(quoteAll(missing), ", "), strings.Join(have, ", "))
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
 // sampleFlag is a sampling share (observe.Options.Sample), given as a
 // percentage (10%) or a fraction (0.1).
 type sampleFlag float64
@@ -139,8 +179,10 @@ func parseSample(s string) (float64, error) {
 	switch {
 	case v <= 0:
 		return 0, errors.New("must be more than 0% (100% is continuous)")
-	case v > 1 && !percent:
+	case v > 1 && !percent && v <= 100:
 		return 0, fmt.Errorf("a fraction is at most 1; for a percentage write %s%%", num)
+	case v > 1 && !percent:
+		return 0, errors.New("want a percentage up to 100% (continuous), such as 10%, or a fraction up to 1, such as 0.1")
 	case v > 1:
 		return 0, errors.New("at most 100% (continuous)")
 	}

@@ -3,10 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/report"
@@ -127,14 +127,15 @@ func checkWritable(path string) error {
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	if err != nil {
-		return usageErrorf("report: cannot write %s: %v", path, err)
+		return usageErrorf("report: cannot write %s: %v; give a path in a writable directory", path, unwrapPathErr(err))
 	}
 	if !st.IsDir() {
 		return usageErrorf("report: cannot write %s: %s is not a directory", path, dir)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {
-		return usageErrorf("report: cannot write %s: %v", path, strings.TrimPrefix(err.Error(), "open "))
+		// The error names the probe's temporary file; name the user's.
+		return usageErrorf("report: cannot write %s: %v; give a path in a writable directory", path, unwrapPathErr(err))
 	}
 	name := f.Name()
 	f.Close()
@@ -146,6 +147,15 @@ func checkWritable(path string) error {
 }
 
 // writeFileAtomic writes through a temporary file in the same directory.
+// unwrapPathErr drops the path an *os.PathError names.
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 func writeFileAtomic(path string, b []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {

@@ -77,7 +77,7 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", filepath.Join(dir, "missing.json"), "-o", "/proc/wirespeed-nope/r.html"}, ExitUsage, "cannot write /proc/wirespeed-nope/r.html"},
 		{[]string{"report", res, "-o", dir}, ExitUsage, "is a directory"},
 		{[]string{"report", res, "--flent", "/proc/wirespeed-nope/x.flent.gz"}, ExitUsage, "cannot write"},
-		{[]string{"report", filepath.Join(dir, "missing.json"), "-o", filepath.Join(dir, "x.html")}, ExitFail, "read result"},
+		{[]string{"report", filepath.Join(dir, "missing.json"), "-o", filepath.Join(dir, "x.html")}, ExitFail, "cannot read the result"},
 		{[]string{"report", res, res, "--flent", filepath.Join(dir, "x.flent.gz")}, ExitUsage, "one run of one result file"},
 		{[]string{"report", res, "--variant", "gro"}, ExitUsage, "give --flent too"},
 		{[]string{"report", res, "--flent", filepath.Join(dir, "x.flent.gz"), "--variant", "nope"}, ExitUsage, `no runs of variant "nope"`},

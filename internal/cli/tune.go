@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -116,18 +117,36 @@ func tuneNeedRoot(what string) error {
 func loadActions(path string) ([]doctor.Action, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, usageErrorf("--actions: %v", err)
+		return nil, usageErrorf("--actions %s: %v; give a 'wirespeed doctor --json' report or a JSON list of actions", path, unwrapPathErr(err))
 	}
 	var list []doctor.Action
 	if err := json.Unmarshal(b, &list); err == nil {
 		return list, nil
+	}
+	want := "want a 'wirespeed doctor --json' report or a JSON list of actions"
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return nil, usageErrorf("--actions %s: %s: %v", path, want, err)
+	}
+	_, hasF := keys["findings"]
+	_, hasA := keys["actions"]
+	if !hasF && !hasA {
+		// An object of another kind is not an empty plan.
+		var kind struct {
+			Schema string `json:"schema"`
+		}
+		_ = json.Unmarshal(b, &kind)
+		if kind.Schema != "" {
+			return nil, usageErrorf("--actions %s is a %s file, not a doctor report: %s; nothing was done", path, kind.Schema, want)
+		}
+		return nil, usageErrorf("--actions %s has neither \"findings\" nor \"actions\": %s; nothing was done", path, want)
 	}
 	var obj struct {
 		Findings []doctor.Finding `json:"findings"`
 		Actions  []doctor.Action  `json:"actions"`
 	}
 	if err := json.Unmarshal(b, &obj); err != nil {
-		return nil, usageErrorf("--actions %s: want a doctor --json report or a JSON list of actions: %v", path, err)
+		return nil, usageErrorf("--actions %s: %s: %v", path, want, err)
 	}
 	list = obj.Actions
 	for _, f := range obj.Findings {
@@ -151,7 +170,7 @@ func planActions(ctx context.Context, ifaces []string, file string) ([]doctor.Ac
 		snap, err := inspect.Collect(ctx, inspect.Options{Ifaces: ifaces})
 		if err != nil {
 			if errors.Is(err, inspect.ErrUnknownInterface) {
-				return nil, &UsageError{Err: err}
+				return nil, usageErrorf("%v; name one of those (tune's sub-commands are plan, apply, status, revert and persist)", err)
 			}
 			return nil, err
 		}
@@ -370,7 +389,22 @@ func tuneStatic(ctx context.Context, env Env, t *tune.Tuner, acts []doctor.Actio
 	var errs []error
 	for i, a := range acts {
 		progress(fmt.Sprintf("[%d/%d] %s", i+1, len(acts), a.ID))
+		left := t.Leftover(a)
+		var leftSeq int
+		if left >= 0 {
+			leftSeq = t.Store.J.Entries[left].Seq
+		}
 		o, err := t.Apply(ctx, a)
+		if err == nil && (o.State == tune.StateApplied || o.State == "already") {
+			// A static run keeps what it applies: mark it so, or a later
+			// run would take it for the leftover of an interrupted one.
+			if left >= 0 && o.State == "already" {
+				o.Note = fmt.Sprintf("left in force by an interrupted tune (journal entry %d); kept now", leftSeq)
+			}
+			if kerr := t.Keep(a.ID); kerr != nil {
+				err = kerr
+			}
+		}
 		if err != nil {
 			errs = append(errs, err)
 			if o.State == "" {
@@ -416,12 +450,20 @@ func writeTrials(env Env, metric string, trials []tune.Trial) {
 		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.3f\t%.3f\t%.3g\t%s\t%s\n", tr.Action.ID, g.MeanBefore, g.MeanAfter, g.Ratio, g.MedianRatio, g.P, tr.Verdict, tr.Reason)
 	}
 	tw.Flush()
+	for _, tr := range trials {
+		if tr.Leftover != "" {
+			fmt.Fprintf(env.Stdout, "Leftover: %s: %s.\n", tr.Action.ID, tr.Leftover)
+		}
+	}
 }
 
 // verifyMeasurer runs the user's command.
 func verifyMeasurer(cmd, metric string) tune.Measurer {
 	return func(ctx context.Context) (tune.Metrics, error) {
-		c := exec.CommandContext(ctx, "sh", "-c", cmd)
+		c, err := groupCommand(ctx, "sh", "-c", cmd)
+		if err != nil {
+			return nil, err
+		}
 		var stderr bytes.Buffer
 		c.Stderr = &stderr
 		out, err := c.Output()
@@ -480,7 +522,10 @@ func benchMeasurer(prefix []string, peer, dur, dir string, streams int, extra []
 		argv := benchArgv(prefix, self, peer, dur, dir, streams, extra)
 		var out []byte
 		for try := 0; ; try++ {
-			c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+			c, err := groupCommand(ctx, argv...)
+			if err != nil {
+				return nil, err
+			}
 			var stderr bytes.Buffer
 			c.Stderr = &stderr
 			out, err = c.Output()
@@ -571,7 +616,7 @@ func runTuneStatus(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usageErrorf("tune status takes no arguments")
+		return usageErrorf("tune status takes no arguments (got %q): it shows every change in the journal", pos[0])
 	}
 	j, err := tune.Load(tuneStateDir(*c.stateDir))
 	if err != nil {
@@ -611,6 +656,12 @@ func runTuneRevert(ctx context.Context, env Env, args []string) error {
 	if err := tuneNeedRoot("revert"); err != nil {
 		return err
 	}
+	// Unknown ids are refused before the state directory is touched.
+	if j, err := tune.Load(tuneStateDir(*c.stateDir)); err != nil {
+		return err
+	} else if unknown := unknownIDs(j, pos); len(unknown) > 0 {
+		return &UsageError{Err: fmt.Errorf("%w; nothing was reverted", &tune.UnknownIDError{IDs: unknown})}
+	}
 	t, err := tune.New(tuneStateDir(*c.stateDir), tune.Live())
 	if err != nil {
 		return err
@@ -636,6 +687,21 @@ func runTuneRevert(ctx context.Context, env Env, args []string) error {
 	return err
 }
 
+// unknownIDs lists the ids no entry of j has.
+func unknownIDs(j *tune.Journal, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		found := false
+		for _, e := range j.Entries {
+			found = found || e.Action.ID == id
+		}
+		if !found {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 func runTunePersist(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(commands["tune"], env)
 	c := addTuneCommon(fs)
@@ -646,7 +712,7 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usageErrorf("tune persist takes no arguments")
+		return usageErrorf("tune persist takes no arguments (got %q): it makes every kept change permanent", pos[0])
 	}
 	if *root == "/" {
 		if err := tuneNeedRoot("persist"); err != nil {
@@ -678,8 +744,12 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	plan := tune.PlanPersist(st.J)
+	netns, _ := os.Readlink("/proc/self/ns/net")
+	plan := tune.PlanPersist(st.J, netns)
 	if len(plan.Files) == 0 {
+		if len(plan.Skipped) > 0 {
+			return fmt.Errorf("nothing to make permanent here, nothing was written: %s", strings.Join(plan.Skipped, "; "))
+		}
 		return fmt.Errorf("no applied change in the journal to make permanent ('wirespeed tune status')")
 	}
 	files, err := tune.WritePersist(*root, dir, plan)
@@ -690,7 +760,8 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 		return benchWriteJSON(env, map[string]any{"root": *root, "files": files, "skipped": plan.Skipped})
 	}
 	for _, f := range files {
-		fmt.Fprintln(env.Stdout, "wrote "+f)
+		// Name the file where it is: --root may have sent it elsewhere.
+		fmt.Fprintln(env.Stdout, "wrote "+filepath.Join(*root, f))
 	}
 	for _, s := range plan.Skipped {
 		fmt.Fprintln(env.Stdout, "skipped "+s)

@@ -32,6 +32,15 @@ func writeActions(t *testing.T, acts []doctor.Action) string {
 	return p
 }
 
+func jsonFile(t *testing.T, s string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "in.json")
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestTuneUsage(t *testing.T) {
 	acts := writeActions(t, []doctor.Action{{ID: "rps/lo/rx-0", Kind: doctor.KindSysfs, Device: "lo",
 		Target: "/sys/class/net/lo/queues/rx-0/rps_cpus", Value: "1"}})
@@ -52,6 +61,11 @@ func TestTuneUsage(t *testing.T) {
 		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "--bench-args", "--port=5300 -t 3s"}, ExitUsage, "-t is set"},
 		{[]string{"tune", "apply", "--actions", acts, "--state-dir", state, "--peer", "198.18.0.2", "--bench-args", "fast"}, ExitUsage, "not a flag"},
 		{[]string{"tune", "apply", "--actions", "/nonexistent.json", "--state-dir", state}, ExitUsage, "nonexistent"},
+		{[]string{"tune", "plan", "--actions", jsonFile(t, `{}`), "--state-dir", state}, ExitUsage, "neither"},
+		{[]string{"tune", "plan", "--actions", jsonFile(t, `{"foo":1}`), "--state-dir", state}, ExitUsage, "neither"},
+		{[]string{"tune", "apply", "--actions", jsonFile(t, `{"foo":1}`), "--state-dir", state}, ExitUsage, "neither"},
+		{[]string{"tune", "plan", "--actions", jsonFile(t, `{"schema":"wirespeed.bench/v3","runs":[]}`), "--state-dir", state}, ExitUsage, "wirespeed.bench/v3"},
+		{[]string{"tune", "plan", "--actions", jsonFile(t, `"rps"`), "--state-dir", state}, ExitUsage, "doctor --json"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Main(context.Background(), c.args, &stdout, &stderr)
@@ -350,5 +364,103 @@ func TestTuneRejectedAndGone(t *testing.T) {
 	code, out = run("tune", "revert", "--all", "--state-dir", state)
 	if code != 0 || !strings.Contains(out, "gone") || !strings.Contains(out, a+" (ifindex") {
 		t.Fatalf("revert of a vanished device: exit %d\n%s", code, out)
+	}
+}
+
+// TestTuneKilledApplyLeftover is issue 21's repro: 'tune apply' with a
+// --verify-cmd is killed with SIGKILL while it measures with an rps_cpus
+// change applied. Nothing it started may run on (the verify command's own
+// children included), and the next apply must call the change a leftover of
+// the interrupted run, put it back and measure it - not "already in force".
+func TestTuneKilledApplyLeftover(t *testing.T) {
+	needRoot(t)
+	bin := binary(t)
+	ns := testnet.New(t)
+	_, b := ns.AddVeth(t)
+	path := "/sys/class/net/" + b + "/queues/rx-0/rps_cpus"
+	before := ns.Run(t, "cat", path)
+	acts := writeActions(t, []doctor.Action{{ID: "rps/" + b, Kind: doctor.KindSysfs, Device: b, Target: path, Value: "1"}})
+	state := t.TempDir()
+	calls := filepath.Join(t.TempDir(), "calls")
+	// The first measurement (without) returns at once; the next ones (with
+	// the change applied) start a long sleep in the background and wait.
+	verify := `n=$(cat ` + calls + ` 2>/dev/null || echo 0); echo $((n+1)) > ` + calls + `; if [ "$n" -ge 1 ]; then sleep 30 & wait; fi; echo $(( $(od -An -N2 -tu2 /dev/urandom) + 1 ))`
+	cmd := exec.Command("ip", "netns", "exec", ns.Name, bin, "tune", "apply", "--actions", acts, "--state-dir", state, "--verify-cmd", verify, "--pairs", "2")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, _ := os.ReadFile(calls)
+		j, _ := os.ReadFile(filepath.Join(state, "tune-journal.json"))
+		if strings.TrimSpace(string(n)) == "2" && strings.Contains(string(j), `"applied"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the apply never reached its second measurement (calls %q)", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // the sleep is running
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	waitNoPids(t, ns.Name)
+	if now := ns.Run(t, "cat", path); now == before {
+		t.Fatalf("the killed apply left nothing to find: %s is %q", path, now)
+	}
+	out, err := exec.Command("ip", "netns", "exec", ns.Name, bin, "tune", "apply", "--actions", acts, "--state-dir", state,
+		"--verify-cmd", "echo $(( $(od -An -N2 -tu2 /dev/urandom) + 1 ))", "--pairs", "2").CombinedOutput()
+	if err != nil {
+		t.Fatalf("second apply: %v\n%s", err, out)
+	}
+	s := string(out)
+	if strings.Contains(s, "before tune started") || !strings.Contains(s, "interrupted tune") || !strings.Contains(s, "Leftover: rps/"+b) {
+		t.Errorf("second apply does not report the leftover:\n%s", s)
+	}
+	if strings.Contains(s, "already") {
+		t.Errorf("second apply did not measure the leftover change:\n%s", s)
+	}
+	ns.Run(t, bin, "tune", "revert", "--all", "--state-dir", state)
+	if now := ns.Run(t, "cat", path); now != before {
+		t.Errorf("%s after revert --all: %q, was %q", path, now, before)
+	}
+}
+
+// persistJournal writes a journal with one applied rps change made in
+// network namespace netns.
+func persistJournal(t *testing.T, netns string) string {
+	t.Helper()
+	state := t.TempDir()
+	j := fmt.Sprintf(`{"version":1,"entries":[{"seq":1,"action":{"id":"rps/eth9","kind":"sysfs","device":"eth9","target":"/sys/class/net/eth9/queues/rx-0/rps_cpus","value":"3"},"old":"0\n","state":"applied","netns":%q,"mac":"02:00:00:00:00:09","time":"2026-11-24T00:00:00Z"}]}`, netns)
+	if err := os.WriteFile(filepath.Join(state, "tune-journal.json"), []byte(j), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return state
+}
+
+// TestTunePersistNamespaceAndRoot: persist refuses a change made in another
+// network namespace (as revert does) and writes nothing; with --root it
+// names the files where it wrote them.
+func TestTunePersistNamespaceAndRoot(t *testing.T) {
+	here, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Skip(err)
+	}
+	root := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), []string{"tune", "persist", "--root", root, "--state-dir", persistJournal(t, "net:[1]")}, &stdout, &stderr)
+	if code == ExitOK || !strings.Contains(stderr.String(), "net:[1]") || !strings.Contains(stderr.String(), "ip netns exec") {
+		t.Errorf("persist of another namespace's change: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Errorf("persist of another namespace's change wrote %v", ents)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code = Main(context.Background(), []string{"tune", "persist", "--root", root, "--state-dir", persistJournal(t, here)}, &stdout, &stderr)
+	want := "wrote " + filepath.Join(root, "/etc/udev/rules.d/90-wirespeed-tune.rules")
+	if code != ExitOK || !strings.Contains(stdout.String(), want) {
+		t.Errorf("persist --root: exit %d, want %q in\n%s%s", code, want, stdout.String(), stderr.String())
 	}
 }

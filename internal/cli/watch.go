@@ -40,11 +40,14 @@ func runWatch(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkLocalIfaces(ifaces); err != nil {
+		return err
+	}
 	if time.Duration(every) < 100*time.Millisecond {
 		return usageErrorf("--interval must be at least 100ms, got %v", time.Duration(every))
 	}
 	if *count < 0 {
-		return usageErrorf("--count must not be negative")
+		return usageErrorf("--count %d: want 0 (until Ctrl-C) or a number of intervals", *count)
 	}
 	// The sampling period is the interval, so each interval's delta holds
 	// one window's worth of attached time whatever the phase.

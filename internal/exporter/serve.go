@@ -28,7 +28,7 @@ func CheckListen(addr string, allowRemote bool) error {
 		return fmt.Errorf("listen address %q: want HOST:PORT such as 127.0.0.1:9977 (%v)", addr, err)
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-		return fmt.Errorf("listen address %q: port %q is not a number in 0-65535", addr, port)
+		return fmt.Errorf("--listen %q: port %q is not a number in 0-65535: give HOST:PORT, e.g. 127.0.0.1:9977", addr, port)
 	}
 	if allowRemote {
 		return nil

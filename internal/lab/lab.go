@@ -138,7 +138,7 @@ func (c Config) Validate() error {
 	if c.RPSMask != "" {
 		cpus, err := cpumask.ParseMask(c.RPSMask)
 		if err != nil {
-			return fmt.Errorf("RPS mask: %w", err)
+			return fmt.Errorf("--rps %q: want a hex CPU mask such as 3 (CPUs 0 and 1): %w", c.RPSMask, err)
 		}
 		for _, cpu := range cpus {
 			if cpu >= numCPU() {
@@ -158,9 +158,9 @@ func (c Config) Validate() error {
 	if c.RateMbit < 0 || c.RateMbit > 1e6 {
 		return fmt.Errorf("rate %g Mbit/s: want 0 (unshaped) up to 1000000", c.RateMbit)
 	}
-	for _, p := range []*int{c.PinSender, c.PinReceiver} {
+	for i, p := range []*int{c.PinSender, c.PinReceiver} {
 		if p != nil && (*p < 0 || *p >= numCPU()) {
-			return fmt.Errorf("pin to CPU %d: this host has CPUs 0-%d", *p, numCPU()-1)
+			return fmt.Errorf("--%s %d: this host has CPUs 0-%d; give one of them", []string{"pin-sender", "pin-receiver"}[i], *p, numCPU()-1)
 		}
 	}
 	if c.Servers < -1 || c.Servers > 64 {
@@ -489,7 +489,7 @@ func DownNamed(name string) error {
 		}
 	}
 	if !found {
-		return fmt.Errorf("no lab %q (namespaces %s-s, %s-r): %w", name, base, base, os.ErrNotExist)
+		return fmt.Errorf("no lab %q (namespaces %s-s, %s-r): %w; see 'wirespeed lab status' for the labs there are", name, base, base, os.ErrNotExist)
 	}
 	return removeNetns(base+"-s", base+"-r")
 }

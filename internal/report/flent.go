@@ -218,7 +218,7 @@ func pickRun(r *bench.Result, variant string, rep int) (*bench.Run, error) {
 		return nil, fmt.Errorf("no runs of variant %q (variants: %s)", variant, strings.Join(variantNames(r), ", "))
 	}
 	if found == nil {
-		return nil, fmt.Errorf("variant %q has no repetition %d (it has %s)", variant, rep, strings.Join(reps, ", "))
+		return nil, fmt.Errorf("--rep %d: variant %q has no such repetition (it has %s): give one of those", rep, variant, strings.Join(reps, ", "))
 	}
 	return found, nil
 }

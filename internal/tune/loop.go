@@ -87,10 +87,14 @@ type Trial struct {
 	Action doctor.Action `json:"action"`
 	// Verdict: kept, reverted, already (in force before), refused, failed,
 	// skipped (an action it Needs was not kept).
-	Verdict string        `json:"verdict"`
-	Reason  string        `json:"reason"`
-	Goal    *MetricDelta  `json:"goal,omitempty"`
-	Others  []MetricDelta `json:"others,omitempty"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+	// Leftover says that an interrupted tune had left this change in force
+	// (its entry neither kept nor reverted) and that it was put back before
+	// the action was measured.
+	Leftover string        `json:"leftover,omitempty"`
+	Goal     *MetricDelta  `json:"goal,omitempty"`
+	Others   []MetricDelta `json:"others,omitempty"`
 }
 
 // LoopConfig drives Loop.
@@ -177,6 +181,10 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 	}
 	var trials []Trial
 	notKept := map[string]bool{} // tried in this loop and reverted
+	for _, e := range t.leftovers(acts) {
+		say("%s: %s is still %q, left in force by an interrupted tune (journal entry %d, %s) and not in this plan; 'wirespeed tune revert %s' puts back %q",
+			e.Action.ID, e.Action.Target, e.Action.Value, e.Seq, e.Time, e.Action.ID, trim(e.Old))
+	}
 	for n, a := range acts {
 		tr := Trial{Action: a}
 		if dep := firstIn(a.Needs, notKept); dep != "" {
@@ -185,6 +193,20 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 			say("[%d/%d] %s: skipped - %s", n+1, len(acts), a.ID, tr.Reason)
 			trials = append(trials, tr)
 			continue
+		}
+		if i := t.Leftover(a); i >= 0 {
+			// A killed tune applied this and never decided on it: what is in
+			// force is not the host's own state. Put the old value back and
+			// measure the action like any other.
+			e := t.Store.J.Entries[i]
+			o, err := t.revertEntry(ctx, i)
+			if err != nil {
+				tr.Verdict, tr.Reason = StateFailed, "putting back a change an interrupted tune left: "+err.Error()
+				return append(trials, tr), fmt.Errorf("%s: %w", a.ID, err)
+			}
+			tr.Leftover = fmt.Sprintf("%s = %q was left in force by an interrupted tune (journal entry %d, %s, %s); put back to %q before measuring",
+				e.Action.Target, trim(e.Action.Value), e.Seq, e.State, e.Time, trim(o.Got))
+			say("[%d/%d] %s: %s", n+1, len(acts), a.ID, tr.Leftover)
 		}
 		before, after := map[string][]float64{}, map[string][]float64{}
 		var failed error
@@ -207,7 +229,10 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 			o, err := t.Apply(ctx, a)
 			if err != nil || o.State != StateApplied {
 				if o.State == "already" && i == 0 {
-					tr.Verdict, tr.Reason = "already", "in force before tune started: "+strings.TrimSpace(o.Old)
+					tr.Verdict, tr.Reason = "already", "in force before this action was tried: "+strings.TrimSpace(o.Got)
+					if e := t.Store.active((&Entry{Action: a, Netns: t.Netns}).key()); e >= 0 {
+						tr.Reason += fmt.Sprintf(" (kept by wirespeed, journal entry %d; was %q)", t.Store.J.Entries[e].Seq, trim(t.Store.J.Entries[e].Old))
+					}
 				} else {
 					tr.Verdict = o.State
 					if tr.Verdict == "" || tr.Verdict == "already" {
@@ -308,6 +333,40 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 		trials = append(trials, tr)
 	}
 	return trials, nil
+}
+
+// Leftover returns the index of the journal entry for a's target (in this
+// network namespace) that a tune killed before its verdict left in force:
+// active, and neither kept by a loop nor applied by a static run. -1 if none.
+func (t *Tuner) Leftover(a doctor.Action) int {
+	i := t.Store.active((&Entry{Action: a, Netns: t.Netns}).key())
+	if i >= 0 && !t.Store.J.Entries[i].Kept {
+		return i
+	}
+	return -1
+}
+
+// leftovers lists the undecided entries of this namespace whose target no
+// action of acts touches.
+func (t *Tuner) leftovers(acts []doctor.Action) []Entry {
+	planned := map[string]bool{}
+	for _, a := range acts {
+		planned[(&Entry{Action: a, Netns: t.Netns}).key()] = true
+	}
+	var out []Entry
+	for _, e := range t.Store.J.Entries {
+		if e.Active() && !e.Kept && e.Netns == t.Netns && !planned[e.key()] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Keep marks the active entries of action id as decided on (kept), so a
+// later run does not take them for leftovers of an interrupted one.
+func (t *Tuner) Keep(id string) error {
+	t.markKept(id)
+	return t.Store.Save()
 }
 
 func (t *Tuner) markKept(id string) {

@@ -220,3 +220,72 @@ func TestLoopSkipsWhatNeedsARevertedAction(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopLeftoverOfKilledRun: a tune killed between apply and verdict
+// leaves an active, undecided entry. The next loop must not call that
+// change "already in force before tune started" (tune put it there, and the
+// value it printed was the old one): it says the change is a leftover of
+// an interrupted run, puts the old value back, and measures it like any
+// other action.
+func TestLoopLeftoverOfKilledRun(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		act     doctor.Action
+		verdict string
+		final   string
+	}{
+		{"helps", rpsAction("3"), "kept", "3"},
+		{"hurts", doctor.Action{ID: "threaded/eth9", Kind: doctor.KindSysfs, Device: "eth9", Target: "/sys/class/net/eth9/threaded", Value: "1"}, "reverted", "0\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := tree(t)
+			dir := t.TempDir()
+			killed, err := New(dir, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o, err := killed.Apply(context.Background(), c.act); err != nil || o.State != StateApplied {
+				t.Fatalf("apply: %+v %v", o, err)
+			}
+			killed.Close() // killed before its verdict: nothing reverted, nothing kept
+			tu, err := New(dir, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tu.Close()
+			var said []string
+			trials, err := tu.Loop(context.Background(), []doctor.Action{c.act}, LoopConfig{Goal: "throughput", Pairs: 3,
+				Measure: stateMeasurer(t, s), Progress: func(m string) { said = append(said, m) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := trials[0]
+			if tr.Verdict != c.verdict || tr.Goal == nil {
+				t.Errorf("verdict %s (%s), goal %+v; want %s, measured", tr.Verdict, tr.Reason, tr.Goal, c.verdict)
+			}
+			if !strings.Contains(tr.Leftover, "interrupted") || !strings.Contains(strings.Join(said, "\n"), "interrupted") {
+				t.Errorf("the leftover is not reported: leftover %q, progress %q", tr.Leftover, said)
+			}
+			if strings.Contains(tr.Reason, "before tune started") {
+				t.Errorf("reason %q", tr.Reason)
+			}
+			if got := s.mustRead(t, c.act.Target); got != c.final {
+				t.Errorf("%s after the loop: %q, want %q", c.act.Target, got, c.final)
+			}
+		})
+	}
+}
+
+// TestLoopAlreadySaysTheValueInForce: an action whose value the host
+// already has is reported with that value, not the one before it.
+func TestLoopAlreadySaysTheValueInForce(t *testing.T) {
+	s := tree(t)
+	tu := newTuner(t, s)
+	trials, err := tu.Loop(context.Background(), []doctor.Action{rpsAction("3"), rpsAction("3")}, LoopConfig{Goal: "throughput", Pairs: 3, Measure: stateMeasurer(t, s)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trials[1].Verdict != "already" || !strings.Contains(trials[1].Reason, "tried: 3 (kept by wirespeed") {
+		t.Errorf("second rps: %s (%s)", trials[1].Verdict, trials[1].Reason)
+	}
+}

@@ -55,8 +55,11 @@ func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) 
 // PlanPersist turns the applied entries of j into files: sysfs knobs of a
 // device as udev ATTR assignments matched on its MAC, ethtool features and
 // the root qdisc as udev RUN, net.* sysctls in sysctl.d, IRQ affinity,
-// governors and other sysfs files in a oneshot unit's script.
-func PlanPersist(j *Journal) PersistPlan {
+// governors and other sysfs files in a oneshot unit's script. Only the
+// changes made in network namespace netns ("net:[N]", this process's) are
+// planned: one made in another namespace is about that namespace's devices
+// and sysctls, and is listed as skipped.
+func PlanPersist(j *Journal, netns string) PersistPlan {
 	p := PersistPlan{Files: map[string]string{}}
 	var udev, sysctl, boot []string
 	for _, e := range j.Entries {
@@ -64,6 +67,10 @@ func PlanPersist(j *Journal) PersistPlan {
 			continue
 		}
 		a := e.Action
+		if e.Netns != "" && netns != "" && e.Netns != netns {
+			p.Skipped = append(p.Skipped, fmt.Sprintf("%s: changed in network namespace %s, this is %s; run persist there (ip netns exec NAME wirespeed tune persist)", a.ID, e.Netns, netns))
+			continue
+		}
 		switch a.Kind {
 		case doctor.KindSysfs:
 			prefix := "/sys/class/net/" + a.Device + "/"

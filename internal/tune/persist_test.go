@@ -30,7 +30,7 @@ func TestPersistWritesAndRemoves(t *testing.T) {
 	tu.Revert(ctx, []string{thr.ID}, false)
 
 	root := t.TempDir()
-	plan := PlanPersist(tu.Store.J)
+	plan := PlanPersist(tu.Store.J, tu.Netns)
 	files, err := WritePersist(root, tu.Store.Dir, plan)
 	if err != nil {
 		t.Fatal(err)
@@ -80,10 +80,28 @@ func TestPersistLeavesForeignFiles(t *testing.T) {
 	foreign := filepath.Join(root, PersistUdev)
 	os.MkdirAll(filepath.Dir(foreign), 0o755)
 	os.WriteFile(foreign, []byte("# mine\n"), 0o644)
-	if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Store.J)); err == nil {
+	if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Store.J, tu.Netns)); err == nil {
 		t.Fatal("persist overwrote a file that is not wirespeed's")
 	}
 	if b, _ := os.ReadFile(foreign); string(b) != "# mine\n" {
 		t.Fatalf("foreign file changed: %q", b)
+	}
+}
+
+// TestPersistOnlyThisNamespace: a change made in another network namespace
+// is not written as a rule for this one's devices (revert refuses the same).
+func TestPersistOnlyThisNamespace(t *testing.T) {
+	s := tree(t)
+	tu := newTuner(t, s)
+	tu.Netns = "net:[111]"
+	if o, err := tu.Apply(context.Background(), rpsAction("3")); err != nil || o.State != StateApplied {
+		t.Fatalf("%+v %v", o, err)
+	}
+	plan := PlanPersist(tu.Store.J, "net:[222]")
+	if len(plan.Files) != 0 || len(plan.Skipped) != 1 || !strings.Contains(plan.Skipped[0], "net:[111]") {
+		t.Fatalf("plan from another namespace: %+v", plan)
+	}
+	if plan := PlanPersist(tu.Store.J, "net:[111]"); len(plan.Files) != 1 || len(plan.Skipped) != 0 {
+		t.Fatalf("plan from the same namespace: %+v", plan)
 	}
 }

@@ -116,7 +116,7 @@ func normalizeRelease(v, arch string) (family, release string, err error) {
 		}
 		return f, v, nil
 	}
-	return "", "", fmt.Errorf("--kernel-version %q: the lab boots Debian 12's kernels: a family (6.1 = bookworm's default 6.1.0-N-%[2]s, 6.12 = 6.12.N+deb12-%[2]s) or a release (6.1.0-56, 6.12.117, 6.12.117+deb12-%[2]s); any other kernel with --kernel and --modules", v, arch)
+	return "", "", fmt.Errorf("--kernel-version %q: the lab boots Debian 12's kernels: a family (6.1 = bookworm's default 6.1.0-N-%[2]s, 6.12 = 6.12.N+deb12-%[2]s) or a release (6.1.0-56, 6.12.117, 6.12.117+deb12-%[2]s); use --kernel and --modules for any other kernel", v, arch)
 }
 
 // newestKernelPackage asks apt-cache for the newest kernel of a family

@@ -174,7 +174,7 @@ func Lookup(name string) (*Scenario, error) {
 	for _, n := range ScenarioNames() {
 		lines = append(lines, fmt.Sprintf("  %-11s %s", n, scenarios[n].Summary))
 	}
-	return nil, fmt.Errorf("unknown scenario %q; the scenarios are:\n%s", name, strings.Join(lines, "\n"))
+	return nil, fmt.Errorf("unknown scenario %q; give one of these ('wirespeed lab vm list'):\n%s", name, strings.Join(lines, "\n"))
 }
 
 // ScenarioSummary returns a scenario's one-line description.

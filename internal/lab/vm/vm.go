@@ -151,7 +151,7 @@ func (c *Config) Validate() error {
 		c.Duration = 10 * time.Second
 	}
 	if c.Duration < time.Second || c.Duration > time.Hour {
-		return fmt.Errorf("duration %s: want 1s to 1h", c.Duration)
+		return fmt.Errorf("-t %s: want 1s to 1h", c.Duration)
 	}
 	if c.Streams == 0 {
 		c.Streams = 2
@@ -215,11 +215,14 @@ func (c *Config) Validate() error {
 	if c.Accel == "kvm" && c.Arch != hostArch() {
 		return fmt.Errorf("--accel kvm runs %s guests on an %s host only; this host is %s: use tcg", c.Arch, c.Arch, hostArch())
 	}
+	if c.Cycles < 0 || c.Cycles > 100000 {
+		return fmt.Errorf("--cycles %d: want 1-100000 disruptions (0 for the default %d)", c.Cycles, defaultCycles)
+	}
 	if c.BusRate < 0 || c.BusRate > 100000 {
 		return fmt.Errorf("--bus-rate %d: want 1-100000 Mbit/s (or 0 for none)", c.BusRate)
 	}
 	if c.BusRate > 0 && s.Name != "usb-gadget" && s.Name != "bql" && s.Name != "usbnet-stress" {
-		return fmt.Errorf("--bus-rate is for the dummy_hcd scenarios (usb-gadget, bql, usbnet-stress), not %s", s.Name)
+		return fmt.Errorf("--bus-rate is for the dummy_hcd scenarios (usb-gadget, bql, usbnet-stress), not %s: leave it out", s.Name)
 	}
 	if err := checkSteps(c.Steps); err != nil {
 		return err
