@@ -24,6 +24,11 @@ var gigabitUSB = map[string]int{
 	"ax88179_178a": 1000, "r8152": 1000, "aqc111": 5000, "lan78xx": 1000,
 }
 
+// cdcSpeedClass are the class drivers whose link speed comes from the
+// device's own speed notification (CDC NCM/ECM, RNDIS): phones and USB
+// gadgets report their USB rate there.
+var cdcSpeedClass = map[string]bool{"cdc_ncm": true, "cdc_ether": true, "rndis_host": true}
+
 func checkUSBBus(in *Input) ([]Finding, []Skipped) {
 	var out []Finding
 	for _, d := range in.devices() {
@@ -38,6 +43,13 @@ func checkUSBBus(in *Input) ([]Finding, []Skipped) {
 		src := ""
 		if d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
 			link, src = *d.Link.SpeedMbps, "link"
+			if cdcSpeedClass[d.Driver] && float64(link) <= usb {
+				// a speed at or below the device's own USB rate, from a
+				// CDC speed notification: a phone or another USB gadget
+				// telling its bus rate (425 Mbit/s on USB 2), not an
+				// Ethernet PHY behind the bus
+				continue
+			}
 		} else if g := gigabitUSB[d.Driver]; g > 0 {
 			link, src = g, "driver"
 		}
