@@ -93,7 +93,7 @@ func TestMT76UStock(t *testing.T) {
 		"rx-no-napi", "xps-not-applicable", "xps-unset", "tx-no-bql", "qdisc-fifo", "usbnet-no-gro", "cpufreq-powersave")
 	f := got["mt76u-no-gro"]
 	txt := fixText(f)
-	for _, want := range []string{MT76UThreadedNAPICommit, "taskset -p -c 0-1,3 812", "netif_receive_skb_list"} {
+	for _, want := range []string{fact("mt76u-threaded-napi").Commit, "taskset -p -c 0-1,3 812", "netif_receive_skb_list"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("mt76u-no-gro: want %q in\n%s", want, txt)
 		}

@@ -14,14 +14,17 @@ import (
 // usbnet's netif_rx path. Silent once the kernel polls a threaded NAPI
 // for it (napi/phyN-* kthreads on mt76's internal netdev).
 
-// MT76UThreadedNAPI is the upstream change that gives mt76u a threaded
-// NAPI. Kernel fact, to move into the facts table (facts.go) at merge:
-// no release carries it yet; pushed to wireless-next on 2026-08-02
-// (acked 2026-06-09).
-const (
-	MT76UThreadedNAPICommit = "wifi: mt76: mt76u: use a threaded NAPI for the RX path"
-	MT76UThreadedNAPIWhere  = "wireless-next, 2026-08-02; no kernel release yet"
-)
+// mt76uNAPI is the upstream change that gives mt76u a threaded NAPI
+// (facts.go: "mt76u-threaded-napi"): its commit subject, and where it is
+// while no release carries it.
+func mt76uNAPI() (commit, where string) {
+	f := fact("mt76u-threaded-napi")
+	where = f.Source
+	if f.Release != "" {
+		where = "Linux " + f.Release
+	}
+	return f.Commit, where
+}
 
 func init() {
 	register(Rule{
@@ -39,6 +42,7 @@ func isWiFi(d *inspect.Device) bool { return d.Wireless != nil }
 func isMac80211(d *inspect.Device) bool { return d.Wireless != nil && d.Wireless.Stack == "mac80211" }
 
 func checkMT76U(in *Input) ([]Finding, []Skipped) {
+	commit, where := mt76uNAPI()
 	var out []Finding
 	for _, d := range in.devices() {
 		w := d.Wireless
@@ -55,7 +59,7 @@ func checkMT76U(in *Input) ([]Finding, []Skipped) {
 			},
 			Why: "mt76's USB path completes URBs into its usb-rx kthread, which hands the frames to netif_receive_skb_list() with no NAPI: " +
 				"every TCP segment climbs the stack alone (GRO would merge them), the same per-packet cost as usbnet's netif_rx path, " +
-				"and all of it on the CPU the worker runs on. The upstream change \"" + MT76UThreadedNAPICommit + "\" (" + MT76UThreadedNAPIWhere +
+				"and all of it on the CPU the worker runs on. The upstream change \"" + commit + "\" (" + where +
 				") polls a threaded NAPI instead, with GRO; a kernel that has it shows napi/" + w.Phy + "-<id> kthreads and no mt76-usb-rx one.",
 			Verify: verifyRX(d.Name),
 		}
@@ -63,7 +67,7 @@ func checkMT76U(in *Input) ([]Finding, []Skipped) {
 			f.Evidence = append(f.Evidence, snapEv(devField(d, "stats.rx_packets"), "%d", rx))
 		}
 		fix := &Fix{Commands: []string{
-			"# the cure is a kernel that carries \"" + MT76UThreadedNAPICommit + "\" (" + MT76UThreadedNAPIWhere + "); until then:",
+			"# the cure is a kernel that carries \"" + commit + "\" (" + where + "); until then:",
 		}}
 		cpus := onlineCPUs(in.Snap)
 		irqCPU := -1
