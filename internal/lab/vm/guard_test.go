@@ -12,7 +12,7 @@ import (
 // (testdata/wsbroken) with mode=warn, mode=null and mode=lockup
 // (watchdog_thresh=2), an int3 Oops and panic in interrupt from a
 // usb-gadget run (observe's tracepoint patching under multi-threaded TCG),
-// and clean usb-gadget and usb-nic runs.
+// and clean usb-gadget and usb-nic runs; two of the arm64 raspi3b guest.
 func TestScanConsoleRealLogs(t *testing.T) {
 	for _, tc := range []struct {
 		file  string
@@ -27,6 +27,11 @@ func TestScanConsoleRealLogs(t *testing.T) {
 		{"oops-int3-panic-in-interrupt.log", []string{"Oops", "kernel panic"}, true, "Oops: int3"},
 		{"clean-usb-gadget.log", nil, false, ""},
 		{"clean-usb-nic.log", nil, false, ""},
+		// the arm64 Pi 3-class guest (Debian 6.12.117 arm64, raspi3b):
+		// sysrq 'c', and a clean usb-nic run with the board's own noise
+		// (GPIO expander and wifi-pwrseq probe errors)
+		{"arm64-panic-sysrq-crash.log", []string{"kernel panic"}, true, "sysrq triggered crash"},
+		{"arm64-clean-usb-nic.log", nil, false, ""},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			f, err := os.Open("testdata/" + tc.file)
