@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,9 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -301,7 +298,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 		return usageErrorf("tune apply: -P %d: want 1-128 streams", *streams)
 	}
 	extra := strings.Fields(*benchArgs)
-	if err := checkTuneBenchArgs(extra); err != nil {
+	if err := tune.CheckBenchArgs(extra); err != nil {
 		return usageErrorf("tune apply: --bench-args: %v", err)
 	}
 	if *useLab {
@@ -353,11 +350,12 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	var measure tune.Measurer
 	switch {
 	case *verify != "":
-		measure = verifyMeasurer(*verify, metric)
+		measure = tune.VerifyMeasurer(*verify, metric)
 	case *peer != "":
-		measure = benchMeasurer(nil, *peer, *dur, *dir, *streams, extra)
+		measure = tune.Bench{Peer: *peer, Duration: *dur, Direction: *dir, Streams: *streams, Extra: extra}.Measurer()
 	case *labChild != "":
-		measure = benchMeasurer([]string{"ip", "netns", "exec", *labChild}, lab.ReceiverAddr.String(), *dur, bench.DirSend, *streams, extra)
+		measure = tune.Bench{Prefix: []string{"ip", "netns", "exec", *labChild}, Peer: lab.ReceiverAddr.String(),
+			Duration: *dur, Direction: bench.DirSend, Streams: *streams, Extra: extra}.Measurer()
 	}
 	t, err := tune.New(tuneStateDir(*c.stateDir), tune.Live())
 	if err != nil {
@@ -455,118 +453,6 @@ func writeTrials(env Env, metric string, trials []tune.Trial) {
 			fmt.Fprintf(env.Stdout, "Leftover: %s: %s.\n", tr.Action.ID, tr.Leftover)
 		}
 	}
-}
-
-// verifyMeasurer runs the user's command.
-func verifyMeasurer(cmd, metric string) tune.Measurer {
-	return func(ctx context.Context) (tune.Metrics, error) {
-		c, err := groupCommand(ctx, "sh", "-c", cmd)
-		if err != nil {
-			return nil, err
-		}
-		var stderr bytes.Buffer
-		c.Stderr = &stderr
-		out, err := c.Output()
-		if err != nil {
-			return nil, fmt.Errorf("verify command %q: %w: %s", cmd, err, strings.TrimSpace(stderr.String()))
-		}
-		return tune.ParseVerifyOutput(out, metric)
-	}
-}
-
-// tuneBenchOwned are the bench flags benchMeasurer sets itself: --bench-args
-// may not give them, or a measurement would not be the one the loop reads.
-var tuneBenchOwned = map[string]bool{"peer": true, "t": true, "time": true, "omit": true, "idle": true,
-	"observe": true, "no-inspect": true, "out": true, "json": true, "direction": true, "P": true, "repeat": true}
-
-// checkTuneBenchArgs refuses --bench-args that name a flag benchMeasurer owns
-// or that are not flags at all.
-func checkTuneBenchArgs(args []string) error {
-	for i, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			if i == 0 || strings.Contains(args[i-1], "=") || !strings.HasPrefix(args[i-1], "-") {
-				return fmt.Errorf("%q is not a flag", a)
-			}
-			continue
-		}
-		name := strings.TrimLeft(a, "-")
-		if k := strings.IndexByte(name, '='); k >= 0 {
-			name = name[:k]
-		}
-		if tuneBenchOwned[name] {
-			return fmt.Errorf("-%s is set by tune apply itself (use tune apply's own flags)", name)
-		}
-	}
-	return nil
-}
-
-// benchArgv is the command line of one tune measurement: bench against peer
-// for dur, in direction dir, with streams TCP streams, then the user's extra
-// flags (checked by checkTuneBenchArgs not to override these).
-func benchArgv(prefix []string, self, peer, dur, dir string, streams int, extra []string) []string {
-	argv := append(append([]string{}, prefix...), self, "bench", "--peer", peer, "-t", dur, "--omit", "1s",
-		"--idle", "0s", "--observe", "off", "--no-inspect", "--out", "-", "--json", "--direction", dir,
-		"-P", strconv.Itoa(streams))
-	return append(argv, extra...)
-}
-
-// benchMeasurer runs 'wirespeed bench --peer' (in prefix, e.g. a namespace)
-// with streams TCP streams and the extra bench flags, and takes throughput,
-// loaded p99 and CPU per Mbit/s from its result.
-func benchMeasurer(prefix []string, peer, dur, dir string, streams int, extra []string) tune.Measurer {
-	return func(ctx context.Context) (tune.Metrics, error) {
-		self, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		argv := benchArgv(prefix, self, peer, dur, dir, streams, extra)
-		var out []byte
-		for try := 0; ; try++ {
-			c, err := groupCommand(ctx, argv...)
-			if err != nil {
-				return nil, err
-			}
-			var stderr bytes.Buffer
-			c.Stderr = &stderr
-			out, err = c.Output()
-			if err == nil {
-				break
-			}
-			// iperf3 -s now and then resets a connection that comes right
-			// after bench's server check: try again, up to three times.
-			if try == 2 || ctx.Err() != nil {
-				return nil, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
-			}
-			time.Sleep(time.Duration(try+1) * time.Second)
-		}
-		r, err := bench.Decode(out, "bench")
-		if err != nil {
-			return nil, err
-		}
-		if len(r.Runs) == 0 {
-			return nil, fmt.Errorf("bench measured nothing")
-		}
-		return benchMetrics(r.Runs[0].Metrics, dir, runtime.NumCPU()), nil
-	}
-}
-
-func benchMetrics(bm map[string]float64, dir string, ncpu int) tune.Metrics {
-	m := tune.Metrics{}
-	mbit, ok := bm[dir+"_mbit"]
-	if !ok {
-		return m
-	}
-	m[tune.MetricThroughput] = mbit
-	for _, k := range []string{"udp_load_p99_ms", "icmp_load_p99_ms"} {
-		if v, ok := bm[k]; ok {
-			m[tune.MetricLatencyP99] = v
-			break
-		}
-	}
-	if idle, ok := bm["cpu_idle_pct"]; ok && mbit > 0 {
-		m[tune.MetricCPU] = (100 - idle) * float64(ncpu) / mbit
-	}
-	return m
 }
 
 // runTuneLab builds the host lab and runs 'tune apply' again inside its

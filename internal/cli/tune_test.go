@@ -100,20 +100,6 @@ func TestTuneCorruptJournal(t *testing.T) {
 }
 
 // Not root: plan works, apply refuses and says why.
-// TestTuneBenchArgv: every measurement carries -P and the user's bench
-// flags after tune's own, and checkTuneBenchArgs lets a flag's value through.
-func TestTuneBenchArgv(t *testing.T) {
-	extra := []string{"--port", "5300", "--probe-interval=20ms"}
-	if err := checkTuneBenchArgs(extra); err != nil {
-		t.Fatalf("valid --bench-args refused: %v", err)
-	}
-	got := strings.Join(benchArgv([]string{"ip", "netns", "exec", "x"}, "/ws", "198.18.0.2", "3s", "receive", 2, extra), " ")
-	want := "ip netns exec x /ws bench --peer 198.18.0.2 -t 3s --omit 1s --idle 0s --observe off --no-inspect --out - --json --direction receive -P 2 --port 5300 --probe-interval=20ms"
-	if got != want {
-		t.Errorf("argv\n got %s\nwant %s", got, want)
-	}
-}
-
 func TestTuneNotRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("runs wirespeed as nobody, which needs root to arrange")
