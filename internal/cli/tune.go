@@ -249,7 +249,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(commands["tune"], env)
 	c := addTuneCommon(fs)
 	only := fs.String("only", "", "apply only these action ids (comma-separated)")
-	goal := fs.String("goal", "throughput", "what to improve: throughput, latency (loaded p99) or cpu (CPU per Mbit/s)")
+	goal := fs.String("goal", "throughput", "what to improve: throughput, latency (loaded p99) or cpu (busy CPU-ms per Mbit, as bench reports it)")
 	guard := fs.String("guard", "all", "metrics that must not get significantly worse: all, none, or a list of throughput, latency, cpu")
 	peer := fs.String("peer", "", "measure against the iperf3 server at ADDR[:PORT] (with 'wirespeed bench')")
 	useLab := fs.Bool("lab", false, "try it out in the host lab: build it, tune its receiver, remove it")

@@ -19,7 +19,7 @@ import (
 const (
 	MetricThroughput = "throughput_mbit" // higher is better
 	MetricLatencyP99 = "latency_p99_ms"  // loaded latency, lower is better
-	MetricCPU        = "cpu_per_mbit"    // CPU% per Mbit/s, lower is better
+	MetricCPU        = "cpu_per_mbit"    // busy CPU-ms per Mbit (bench.CPUMsPerMbit), lower is better
 )
 
 // Metrics is one measurement; a metric the measurer could not take is absent.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -116,25 +115,29 @@ func (b Bench) Measurer() Measurer {
 		if len(r.Runs) == 0 {
 			return nil, fmt.Errorf("bench measured nothing")
 		}
-		return benchMetrics(r.Runs[0].Metrics, b.Direction, runtime.NumCPU()), nil
+		return benchMetrics(&r.Runs[0], b.Direction), nil
 	}
 }
 
-func benchMetrics(bm map[string]float64, dir string, ncpu int) Metrics {
+// benchMetrics takes tune's metrics from one bench run in direction dir:
+// its throughput, loaded p99 (UDP probe, else ICMP) and CPU per Mbit as
+// bench defines it (bench.CPUMsPerMbit), so tune's cpu goal and bench's
+// headline are the same number.
+func benchMetrics(run *bench.Run, dir string) Metrics {
 	m := Metrics{}
-	mbit, ok := bm[dir+"_mbit"]
+	mbit, ok := run.Metrics[dir+"_mbit"]
 	if !ok {
 		return m
 	}
 	m[MetricThroughput] = mbit
 	for _, k := range []string{"udp_load_p99_ms", "icmp_load_p99_ms"} {
-		if v, ok := bm[k]; ok {
+		if v, ok := run.Metrics[k]; ok {
 			m[MetricLatencyP99] = v
 			break
 		}
 	}
-	if idle, ok := bm["cpu_idle_pct"]; ok && mbit > 0 {
-		m[MetricCPU] = (100 - idle) * float64(ncpu) / mbit
+	if busy, ok := run.BusyCPUs(); ok && mbit > 0 {
+		m[MetricCPU] = bench.CPUMsPerMbit(busy, mbit)
 	}
 	return m
 }
