@@ -17,7 +17,6 @@ import (
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/doctor"
 	"github.com/wirespeed/wirespeed/internal/inspect"
-	"github.com/wirespeed/wirespeed/internal/lab"
 	"github.com/wirespeed/wirespeed/internal/tune"
 )
 
@@ -260,7 +259,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	streams := fs.Int("P", 4, "--peer, --lab: parallel TCP streams per measurement (iperf3 -P)")
 	benchArgs := fs.String("bench-args", "", "--peer, --lab: extra 'wirespeed bench' flags for every measurement, e.g. '--port 5202 --probe-interval 20ms'")
 	knobs := addLabFlags(fs)
-	labChild := fs.String("lab-sender-ns", "", "internal: measure from this namespace (set by --lab)")
+	labChild := fs.String(tune.LabSenderNSFlag, "", "internal: measure from this namespace (set by --lab)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -312,7 +311,12 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 		if err := tuneNeedRoot("apply"); err != nil {
 			return err
 		}
-		return runTuneLab(ctx, env, cfg, args)
+		err = tune.RunInLab(ctx, cfg, args, env.Stdout, env.Stderr)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == ExitUsage {
+			return usageErrorf("tune apply in the lab: usage error (above)")
+		}
+		return err
 	}
 	if err := tuneNeedRoot("apply"); err != nil {
 		return err
@@ -322,25 +326,10 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if *only != "" {
-		ids := strings.Split(*only, ",")
-		var sel []doctor.Action
 		var unknown []string
-		for _, id := range ids {
-			found := false
-			for _, a := range acts {
-				if a.ID == id {
-					sel, found = append(sel, a), true
-					break
-				}
-			}
-			if !found {
-				unknown = append(unknown, id)
-			}
-		}
-		if len(unknown) > 0 {
+		if acts, unknown = tune.Select(acts, strings.Split(*only, ",")); len(unknown) > 0 {
 			return usageErrorf("tune apply: no action %s in the plan (see 'wirespeed tune plan'); nothing was applied", strings.Join(unknown, ", "))
 		}
-		acts = sel
 	}
 	for _, a := range acts {
 		if err := tune.Check(a); err != nil {
@@ -354,8 +343,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	case *peer != "":
 		measure = tune.Bench{Peer: *peer, Duration: *dur, Direction: *dir, Streams: *streams, Extra: extra}.Measurer()
 	case *labChild != "":
-		measure = tune.Bench{Prefix: []string{"ip", "netns", "exec", *labChild}, Peer: lab.ReceiverAddr.String(),
-			Duration: *dur, Direction: bench.DirSend, Streams: *streams, Extra: extra}.Measurer()
+		measure = tune.LabBench(*labChild, *dur, *streams, extra).Measurer()
 	}
 	t, err := tune.New(tuneStateDir(*c.stateDir), tune.Live())
 	if err != nil {
@@ -453,45 +441,6 @@ func writeTrials(env Env, metric string, trials []tune.Trial) {
 			fmt.Fprintf(env.Stdout, "Leftover: %s: %s.\n", tr.Action.ID, tr.Leftover)
 		}
 	}
-}
-
-// runTuneLab builds the host lab and runs 'tune apply' again inside its
-// receiver namespace, measuring from the sender's; the lab and its journal
-// are removed at the end.
-func runTuneLab(ctx context.Context, env Env, cfg lab.Config, args []string) error {
-	l, err := lab.Up(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer l.Down()
-	state, err := os.MkdirTemp("", "wirespeed-tune-lab-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(state)
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	var child []string
-	for _, a := range args {
-		if a == "--lab" || a == "-lab" {
-			continue
-		}
-		child = append(child, a)
-	}
-	argv := append([]string{"tune", "apply", l.ReceiverIf, "--state-dir", state, "--lab-sender-ns", l.SenderNS}, child...)
-	fmt.Fprintf(env.Stderr, "lab %s up; tuning %s in %s\n", l.Base, l.ReceiverIf, l.ReceiverNS)
-	cmd := lab.NetnsCommand(ctx, l.ReceiverNS, append([]string{self}, argv...)...)
-	cmd.Stdout, cmd.Stderr = env.Stdout, env.Stderr
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == ExitUsage {
-			return usageErrorf("tune apply in the lab: usage error (above)")
-		}
-		return fmt.Errorf("tune apply in the lab: %w", err)
-	}
-	return nil
 }
 
 func runTuneStatus(ctx context.Context, env Env, args []string) error {

@@ -420,3 +420,17 @@ func firstIn(ids []string, set map[string]bool) string {
 	}
 	return ""
 }
+
+// Select returns the actions of plan with the given ids, in the order
+// named, and the ids the plan has no action for.
+func Select(plan []doctor.Action, ids []string) (sel []doctor.Action, unknown []string) {
+	for _, id := range ids {
+		i := slices.IndexFunc(plan, func(a doctor.Action) bool { return a.ID == id })
+		if i < 0 {
+			unknown = append(unknown, id)
+			continue
+		}
+		sel = append(sel, plan[i])
+	}
+	return sel, unknown
+}
