@@ -260,6 +260,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	benchArgs := fs.String("bench-args", "", "--peer, --lab: extra 'wirespeed bench' flags for every measurement, e.g. '--port 5202 --probe-interval 20ms'")
 	knobs := addLabFlags(fs)
 	labChild := fs.String(tune.LabSenderNSFlag, "", "internal: measure from this namespace (set by --lab)")
+	hideFlags(fs, env, tune.LabSenderNSFlag)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -367,6 +368,24 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 		writeTrials(env, metric, trials)
 	}
 	return lerr
+}
+
+// hideFlags makes -h list every flag of fs but the named ones, which
+// wirespeed passes to itself (the lab's re-run) and a user never gives.
+func hideFlags(fs *flag.FlagSet, env Env, names ...string) {
+	usage := commands["tune"].Usage
+	fs.Usage = func() {
+		shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		shown.SetOutput(env.Stderr)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !slices.Contains(names, f.Name) {
+				shown.Var(f.Value, f.Name, f.Usage)
+				shown.Lookup(f.Name).DefValue = f.DefValue
+			}
+		})
+		fmt.Fprintf(env.Stderr, "%s\n\nFlags:\n", strings.TrimSpace(usage))
+		shown.PrintDefaults()
+	}
 }
 
 // tuneStatic applies every action without measuring.

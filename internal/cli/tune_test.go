@@ -450,3 +450,26 @@ func TestTunePersistNamespaceAndRoot(t *testing.T) {
 		t.Errorf("persist --root: exit %d, want %q in\n%s%s", code, want, stdout.String(), stderr.String())
 	}
 }
+
+// TestTuneHelpHidesInternalFlag: -h lists tune apply's flags but not the
+// one wirespeed passes to itself for the lab's re-run (which still parses).
+func TestTuneHelpHidesInternalFlag(t *testing.T) {
+	for _, args := range [][]string{{"tune", "-h"}, {"tune", "apply", "-h"}} {
+		var stdout, stderr bytes.Buffer
+		Main(context.Background(), args, &stdout, &stderr)
+		help := stdout.String() + stderr.String()
+		if strings.Contains(help, "lab-sender-ns") || !strings.Contains(help, "-state-dir") {
+			t.Errorf("%v:\n%s", args, help)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	Main(context.Background(), []string{"tune", "apply", "-h"}, &stdout, &stderr)
+	if help := stderr.String(); !strings.Contains(help, "-pairs int") || !strings.Contains(help, "(default 3)") {
+		t.Errorf("tune apply -h lost its flags:\n%s", help)
+	}
+	stderr.Reset()
+	Main(context.Background(), []string{"tune", "apply", "--lab-sender-ns", "x", "--pairs", "1"}, &stdout, &stderr)
+	if strings.Contains(stderr.String(), "unknown flag") {
+		t.Errorf("the internal flag no longer parses: %s", stderr.String())
+	}
+}
