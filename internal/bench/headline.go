@@ -80,8 +80,8 @@ func totalsOf(run *Run) (runTotals, bool) {
 	if !found || t.mbit <= 0 {
 		return t, false
 	}
-	if idle, ok := run.Metrics["cpu_idle_pct"]; ok && run.Load != nil && len(run.Load.CPUs) > 0 {
-		t.busy = (100 - idle) / 100 * float64(len(run.Load.CPUs))
+	if busy, ok := run.BusyCPUs(); ok {
+		t.busy = busy
 	}
 	for _, kind := range []string{"icmp", "udp"} {
 		if p, ok := run.Metrics[kind+"_load_p50_ms"]; ok {
@@ -121,8 +121,32 @@ func meanOf(ts []runTotals, f func(runTotals) float64) float64 {
 	return stats.Mean(xs)
 }
 
-// cpuPerMbit is busy CPU time per Mbit over the runs that know their CPU:
-// total busy CPU-seconds over total Mbit, in ms.
+// BusyCPUs is how many CPUs' worth of time the run kept busy in its loaded
+// window: the mean busy share of the CPUs its samples read, times their
+// number. The count is the run's own (every CPU of /proc/stat), not
+// runtime.NumCPU, which follows the process's affinity. False when the run
+// has no CPU samples.
+func (run *Run) BusyCPUs() (float64, bool) {
+	idle, ok := run.Metrics["cpu_idle_pct"]
+	if !ok || run.Load == nil || len(run.Load.CPUs) == 0 {
+		return 0, false
+	}
+	return (100 - idle) / 100 * float64(len(run.Load.CPUs)), true
+}
+
+// CPUMsPerMbit is wirespeed's one definition of "CPU per Mbit": busy CPU
+// time in milliseconds, all of the run's CPUs together, per Mbit moved -
+// busy CPUs (BusyCPUs) over Mbit/s, times 1000. 0 when nothing moved.
+// bench's headline and tune's cpu goal both use it.
+func CPUMsPerMbit(busyCPUs, mbit float64) float64 {
+	if mbit <= 0 {
+		return 0
+	}
+	return busyCPUs * 1000 / mbit
+}
+
+// cpuPerMbit is CPU per Mbit over the runs that know their CPU: total busy
+// CPUs over total Mbit/s.
 func cpuPerMbit(ts []runTotals) float64 {
 	var busy, mbit float64
 	for _, t := range ts {
@@ -131,10 +155,7 @@ func cpuPerMbit(ts []runTotals) float64 {
 			mbit += t.mbit
 		}
 	}
-	if mbit == 0 {
-		return 0
-	}
-	return busy * 1000 / mbit
+	return CPUMsPerMbit(busy, mbit)
 }
 
 // HeadlineOf compares variant bv of b with variant av of a ("" = all runs).

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -86,5 +87,32 @@ func TestHeadlineUndecided(t *testing.T) {
 	h.Rename("a.json", "b.json")
 	if !strings.HasPrefix(h.Verdict, "b.json: +20% throughput vs a.json") {
 		t.Errorf("renamed: %q", h.Verdict)
+	}
+}
+
+// TestBusyCPUsCountsTheRunsCPUs: busy CPUs come from the CPUs the run
+// sampled, not from the CPUs this process may run on (runtime.NumCPU
+// follows its affinity), and a headline of one run is CPUMsPerMbit of it.
+func TestBusyCPUsCountsTheRunsCPUs(t *testing.T) {
+	n := runtime.NumCPU() + 3
+	run := Run{Variant: "a", Rep: 1, Metrics: map[string]float64{"send_mbit": 400, "cpu_idle_pct": 75},
+		Load: &LoadSummary{CPUs: make([]CPULoad, n)}}
+	busy, ok := run.BusyCPUs()
+	if !ok || math.Abs(busy-float64(n)/4) > 1e-9 {
+		t.Fatalf("busy CPUs %g %v, want %g", busy, ok, float64(n)/4)
+	}
+	want := float64(n) / 4 * 1000 / 400
+	if got := CPUMsPerMbit(busy, 400); math.Abs(got-want) > 1e-9 {
+		t.Errorf("CPUMsPerMbit %g, want %g", got, want)
+	}
+	r := &Result{Schema: Schema, Variants: []Variant{{Name: "a"}}, Runs: []Run{run}}
+	if h := Headlines(r)[0]; math.Abs(h.CPUMsPerMbit-want) > 1e-9 {
+		t.Errorf("headline CPU %g ms/Mbit, want %g", h.CPUMsPerMbit, want)
+	}
+	if _, ok := (&Run{Metrics: map[string]float64{"cpu_idle_pct": 50}}).BusyCPUs(); ok {
+		t.Error("a run without CPU samples has busy CPUs")
+	}
+	if got := CPUMsPerMbit(1, 0); got != 0 {
+		t.Errorf("CPU per Mbit of nothing moved: %g, want 0", got)
 	}
 }

@@ -3,26 +3,20 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
 	"syscall"
-	"time"
+
+	"github.com/wirespeed/wirespeed/internal/tune"
 )
 
-// groupName is the hidden command groupCommand runs: a supervisor that
-// leads a process group of its own, runs argv in it, and kills the whole
-// group when the process that started it dies.
-//
-// PR_SET_PDEATHSIG alone does not do this: it reaches only the direct child
-// (sh for --verify-cmd, bench for --peer), and the kernel clears it in that
-// child's own children (the load the shell started, iperf3), which then run
-// on as orphans after a kill -9 of tune. The supervisor gets SIGTERM when
-// its parent dies, and SIGTERM can be caught: it answers with SIGKILL to
-// the group - itself, the command and everything the command started.
-const groupName = "__group"
+// groupName is the hidden command that tune's measurements run under
+// (see tune.GroupCommandName for why): it leads a process group of its
+// own, runs the command in it, and kills the whole group when the process
+// that started it dies.
+const groupName = tune.GroupCommandName
 
 func init() {
 	register(&Command{
@@ -66,19 +60,4 @@ func runGroup(ctx context.Context, env Env, args []string) error {
 		}
 		return err
 	}
-}
-
-// groupCommand returns a command that runs argv in a process group of its
-// own, led by the supervisor above: when this process dies, even by
-// SIGKILL, the whole group is killed; when ctx ends, the group is killed.
-func groupCommand(ctx context.Context, argv ...string) (*exec.Cmd, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("cannot find wirespeed's own binary to supervise %s: %w", argv[0], err)
-	}
-	cmd := exec.CommandContext(ctx, self, append([]string{groupName, strconv.Itoa(os.Getpid()), "--"}, argv...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 3 * time.Second
-	return cmd, nil
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,9 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,7 +17,6 @@ import (
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/doctor"
 	"github.com/wirespeed/wirespeed/internal/inspect"
-	"github.com/wirespeed/wirespeed/internal/lab"
 	"github.com/wirespeed/wirespeed/internal/tune"
 )
 
@@ -252,7 +248,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(commands["tune"], env)
 	c := addTuneCommon(fs)
 	only := fs.String("only", "", "apply only these action ids (comma-separated)")
-	goal := fs.String("goal", "throughput", "what to improve: throughput, latency (loaded p99) or cpu (CPU per Mbit/s)")
+	goal := fs.String("goal", "throughput", "what to improve: throughput, latency (loaded p99) or cpu (busy CPU-ms per Mbit, as bench reports it)")
 	guard := fs.String("guard", "all", "metrics that must not get significantly worse: all, none, or a list of throughput, latency, cpu")
 	peer := fs.String("peer", "", "measure against the iperf3 server at ADDR[:PORT] (with 'wirespeed bench')")
 	useLab := fs.Bool("lab", false, "try it out in the host lab: build it, tune its receiver, remove it")
@@ -263,7 +259,8 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	streams := fs.Int("P", 4, "--peer, --lab: parallel TCP streams per measurement (iperf3 -P)")
 	benchArgs := fs.String("bench-args", "", "--peer, --lab: extra 'wirespeed bench' flags for every measurement, e.g. '--port 5202 --probe-interval 20ms'")
 	knobs := addLabFlags(fs)
-	labChild := fs.String("lab-sender-ns", "", "internal: measure from this namespace (set by --lab)")
+	labChild := fs.String(tune.LabSenderNSFlag, "", "internal: measure from this namespace (set by --lab)")
+	hideFlags(fs, env, tune.LabSenderNSFlag)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -301,7 +298,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 		return usageErrorf("tune apply: -P %d: want 1-128 streams", *streams)
 	}
 	extra := strings.Fields(*benchArgs)
-	if err := checkTuneBenchArgs(extra); err != nil {
+	if err := tune.CheckBenchArgs(extra); err != nil {
 		return usageErrorf("tune apply: --bench-args: %v", err)
 	}
 	if *useLab {
@@ -315,7 +312,12 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 		if err := tuneNeedRoot("apply"); err != nil {
 			return err
 		}
-		return runTuneLab(ctx, env, cfg, args)
+		err = tune.RunInLab(ctx, cfg, args, env.Stdout, env.Stderr)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == ExitUsage {
+			return usageErrorf("tune apply in the lab: usage error (above)")
+		}
+		return err
 	}
 	if err := tuneNeedRoot("apply"); err != nil {
 		return err
@@ -325,25 +327,10 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if *only != "" {
-		ids := strings.Split(*only, ",")
-		var sel []doctor.Action
 		var unknown []string
-		for _, id := range ids {
-			found := false
-			for _, a := range acts {
-				if a.ID == id {
-					sel, found = append(sel, a), true
-					break
-				}
-			}
-			if !found {
-				unknown = append(unknown, id)
-			}
-		}
-		if len(unknown) > 0 {
+		if acts, unknown = tune.Select(acts, strings.Split(*only, ",")); len(unknown) > 0 {
 			return usageErrorf("tune apply: no action %s in the plan (see 'wirespeed tune plan'); nothing was applied", strings.Join(unknown, ", "))
 		}
-		acts = sel
 	}
 	for _, a := range acts {
 		if err := tune.Check(a); err != nil {
@@ -353,11 +340,11 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	var measure tune.Measurer
 	switch {
 	case *verify != "":
-		measure = verifyMeasurer(*verify, metric)
+		measure = tune.VerifyMeasurer(*verify, metric)
 	case *peer != "":
-		measure = benchMeasurer(nil, *peer, *dur, *dir, *streams, extra)
+		measure = tune.Bench{Peer: *peer, Duration: *dur, Direction: *dir, Streams: *streams, Extra: extra}.Measurer()
 	case *labChild != "":
-		measure = benchMeasurer([]string{"ip", "netns", "exec", *labChild}, lab.ReceiverAddr.String(), *dur, bench.DirSend, *streams, extra)
+		measure = tune.LabBench(*labChild, *dur, *streams, extra).Measurer()
 	}
 	t, err := tune.New(tuneStateDir(*c.stateDir), tune.Live())
 	if err != nil {
@@ -381,6 +368,24 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 		writeTrials(env, metric, trials)
 	}
 	return lerr
+}
+
+// hideFlags makes -h list every flag of fs but the named ones, which
+// wirespeed passes to itself (the lab's re-run) and a user never gives.
+func hideFlags(fs *flag.FlagSet, env Env, names ...string) {
+	usage := commands["tune"].Usage
+	fs.Usage = func() {
+		shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		shown.SetOutput(env.Stderr)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !slices.Contains(names, f.Name) {
+				shown.Var(f.Value, f.Name, f.Usage)
+				shown.Lookup(f.Name).DefValue = f.DefValue
+			}
+		})
+		fmt.Fprintf(env.Stderr, "%s\n\nFlags:\n", strings.TrimSpace(usage))
+		shown.PrintDefaults()
+	}
 }
 
 // tuneStatic applies every action without measuring.
@@ -455,157 +460,6 @@ func writeTrials(env Env, metric string, trials []tune.Trial) {
 			fmt.Fprintf(env.Stdout, "Leftover: %s: %s.\n", tr.Action.ID, tr.Leftover)
 		}
 	}
-}
-
-// verifyMeasurer runs the user's command.
-func verifyMeasurer(cmd, metric string) tune.Measurer {
-	return func(ctx context.Context) (tune.Metrics, error) {
-		c, err := groupCommand(ctx, "sh", "-c", cmd)
-		if err != nil {
-			return nil, err
-		}
-		var stderr bytes.Buffer
-		c.Stderr = &stderr
-		out, err := c.Output()
-		if err != nil {
-			return nil, fmt.Errorf("verify command %q: %w: %s", cmd, err, strings.TrimSpace(stderr.String()))
-		}
-		return tune.ParseVerifyOutput(out, metric)
-	}
-}
-
-// tuneBenchOwned are the bench flags benchMeasurer sets itself: --bench-args
-// may not give them, or a measurement would not be the one the loop reads.
-var tuneBenchOwned = map[string]bool{"peer": true, "t": true, "time": true, "omit": true, "idle": true,
-	"observe": true, "no-inspect": true, "out": true, "json": true, "direction": true, "P": true, "repeat": true}
-
-// checkTuneBenchArgs refuses --bench-args that name a flag benchMeasurer owns
-// or that are not flags at all.
-func checkTuneBenchArgs(args []string) error {
-	for i, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			if i == 0 || strings.Contains(args[i-1], "=") || !strings.HasPrefix(args[i-1], "-") {
-				return fmt.Errorf("%q is not a flag", a)
-			}
-			continue
-		}
-		name := strings.TrimLeft(a, "-")
-		if k := strings.IndexByte(name, '='); k >= 0 {
-			name = name[:k]
-		}
-		if tuneBenchOwned[name] {
-			return fmt.Errorf("-%s is set by tune apply itself (use tune apply's own flags)", name)
-		}
-	}
-	return nil
-}
-
-// benchArgv is the command line of one tune measurement: bench against peer
-// for dur, in direction dir, with streams TCP streams, then the user's extra
-// flags (checked by checkTuneBenchArgs not to override these).
-func benchArgv(prefix []string, self, peer, dur, dir string, streams int, extra []string) []string {
-	argv := append(append([]string{}, prefix...), self, "bench", "--peer", peer, "-t", dur, "--omit", "1s",
-		"--idle", "0s", "--observe", "off", "--no-inspect", "--out", "-", "--json", "--direction", dir,
-		"-P", strconv.Itoa(streams))
-	return append(argv, extra...)
-}
-
-// benchMeasurer runs 'wirespeed bench --peer' (in prefix, e.g. a namespace)
-// with streams TCP streams and the extra bench flags, and takes throughput,
-// loaded p99 and CPU per Mbit/s from its result.
-func benchMeasurer(prefix []string, peer, dur, dir string, streams int, extra []string) tune.Measurer {
-	return func(ctx context.Context) (tune.Metrics, error) {
-		self, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		argv := benchArgv(prefix, self, peer, dur, dir, streams, extra)
-		var out []byte
-		for try := 0; ; try++ {
-			c, err := groupCommand(ctx, argv...)
-			if err != nil {
-				return nil, err
-			}
-			var stderr bytes.Buffer
-			c.Stderr = &stderr
-			out, err = c.Output()
-			if err == nil {
-				break
-			}
-			// iperf3 -s now and then resets a connection that comes right
-			// after bench's server check: try again, up to three times.
-			if try == 2 || ctx.Err() != nil {
-				return nil, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
-			}
-			time.Sleep(time.Duration(try+1) * time.Second)
-		}
-		r, err := bench.Decode(out, "bench")
-		if err != nil {
-			return nil, err
-		}
-		if len(r.Runs) == 0 {
-			return nil, fmt.Errorf("bench measured nothing")
-		}
-		return benchMetrics(r.Runs[0].Metrics, dir, runtime.NumCPU()), nil
-	}
-}
-
-func benchMetrics(bm map[string]float64, dir string, ncpu int) tune.Metrics {
-	m := tune.Metrics{}
-	mbit, ok := bm[dir+"_mbit"]
-	if !ok {
-		return m
-	}
-	m[tune.MetricThroughput] = mbit
-	for _, k := range []string{"udp_load_p99_ms", "icmp_load_p99_ms"} {
-		if v, ok := bm[k]; ok {
-			m[tune.MetricLatencyP99] = v
-			break
-		}
-	}
-	if idle, ok := bm["cpu_idle_pct"]; ok && mbit > 0 {
-		m[tune.MetricCPU] = (100 - idle) * float64(ncpu) / mbit
-	}
-	return m
-}
-
-// runTuneLab builds the host lab and runs 'tune apply' again inside its
-// receiver namespace, measuring from the sender's; the lab and its journal
-// are removed at the end.
-func runTuneLab(ctx context.Context, env Env, cfg lab.Config, args []string) error {
-	l, err := lab.Up(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer l.Down()
-	state, err := os.MkdirTemp("", "wirespeed-tune-lab-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(state)
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	var child []string
-	for _, a := range args {
-		if a == "--lab" || a == "-lab" {
-			continue
-		}
-		child = append(child, a)
-	}
-	argv := append([]string{"tune", "apply", l.ReceiverIf, "--state-dir", state, "--lab-sender-ns", l.SenderNS}, child...)
-	fmt.Fprintf(env.Stderr, "lab %s up; tuning %s in %s\n", l.Base, l.ReceiverIf, l.ReceiverNS)
-	cmd := lab.NetnsCommand(ctx, l.ReceiverNS, append([]string{self}, argv...)...)
-	cmd.Stdout, cmd.Stderr = env.Stdout, env.Stderr
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == ExitUsage {
-			return usageErrorf("tune apply in the lab: usage error (above)")
-		}
-		return fmt.Errorf("tune apply in the lab: %w", err)
-	}
-	return nil
 }
 
 func runTuneStatus(ctx context.Context, env Env, args []string) error {

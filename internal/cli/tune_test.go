@@ -100,20 +100,6 @@ func TestTuneCorruptJournal(t *testing.T) {
 }
 
 // Not root: plan works, apply refuses and says why.
-// TestTuneBenchArgv: every measurement carries -P and the user's bench
-// flags after tune's own, and checkTuneBenchArgs lets a flag's value through.
-func TestTuneBenchArgv(t *testing.T) {
-	extra := []string{"--port", "5300", "--probe-interval=20ms"}
-	if err := checkTuneBenchArgs(extra); err != nil {
-		t.Fatalf("valid --bench-args refused: %v", err)
-	}
-	got := strings.Join(benchArgv([]string{"ip", "netns", "exec", "x"}, "/ws", "198.18.0.2", "3s", "receive", 2, extra), " ")
-	want := "ip netns exec x /ws bench --peer 198.18.0.2 -t 3s --omit 1s --idle 0s --observe off --no-inspect --out - --json --direction receive -P 2 --port 5300 --probe-interval=20ms"
-	if got != want {
-		t.Errorf("argv\n got %s\nwant %s", got, want)
-	}
-}
-
 func TestTuneNotRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("runs wirespeed as nobody, which needs root to arrange")
@@ -462,5 +448,28 @@ func TestTunePersistNamespaceAndRoot(t *testing.T) {
 	want := "wrote " + filepath.Join(root, "/etc/udev/rules.d/90-wirespeed-tune.rules")
 	if code != ExitOK || !strings.Contains(stdout.String(), want) {
 		t.Errorf("persist --root: exit %d, want %q in\n%s%s", code, want, stdout.String(), stderr.String())
+	}
+}
+
+// TestTuneHelpHidesInternalFlag: -h lists tune apply's flags but not the
+// one wirespeed passes to itself for the lab's re-run (which still parses).
+func TestTuneHelpHidesInternalFlag(t *testing.T) {
+	for _, args := range [][]string{{"tune", "-h"}, {"tune", "apply", "-h"}} {
+		var stdout, stderr bytes.Buffer
+		Main(context.Background(), args, &stdout, &stderr)
+		help := stdout.String() + stderr.String()
+		if strings.Contains(help, "lab-sender-ns") || !strings.Contains(help, "-state-dir") {
+			t.Errorf("%v:\n%s", args, help)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	Main(context.Background(), []string{"tune", "apply", "-h"}, &stdout, &stderr)
+	if help := stderr.String(); !strings.Contains(help, "-pairs int") || !strings.Contains(help, "(default 3)") {
+		t.Errorf("tune apply -h lost its flags:\n%s", help)
+	}
+	stderr.Reset()
+	Main(context.Background(), []string{"tune", "apply", "--lab-sender-ns", "x", "--pairs", "1"}, &stdout, &stderr)
+	if strings.Contains(stderr.String(), "unknown flag") {
+		t.Errorf("the internal flag no longer parses: %s", stderr.String())
 	}
 }

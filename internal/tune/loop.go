@@ -19,7 +19,7 @@ import (
 const (
 	MetricThroughput = "throughput_mbit" // higher is better
 	MetricLatencyP99 = "latency_p99_ms"  // loaded latency, lower is better
-	MetricCPU        = "cpu_per_mbit"    // CPU% per Mbit/s, lower is better
+	MetricCPU        = "cpu_per_mbit"    // busy CPU-ms per Mbit (bench.CPUMsPerMbit), lower is better
 )
 
 // Metrics is one measurement; a metric the measurer could not take is absent.
@@ -419,4 +419,18 @@ func firstIn(ids []string, set map[string]bool) string {
 		}
 	}
 	return ""
+}
+
+// Select returns the actions of plan with the given ids, in the order
+// named, and the ids the plan has no action for.
+func Select(plan []doctor.Action, ids []string) (sel []doctor.Action, unknown []string) {
+	for _, id := range ids {
+		i := slices.IndexFunc(plan, func(a doctor.Action) bool { return a.ID == id })
+		if i < 0 {
+			unknown = append(unknown, id)
+			continue
+		}
+		sel = append(sel, plan[i])
+	}
+	return sel, unknown
 }

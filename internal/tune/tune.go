@@ -109,15 +109,6 @@ var knobs = map[string]knob{}
 
 func registerKnob(kind string, k knob) { knobs[kind] = k }
 
-// Kinds lists the action kinds this build can apply.
-func Kinds() []string {
-	var out []string
-	for k := range knobs {
-		out = append(out, k)
-	}
-	return out
-}
-
 // Check validates an action without touching anything.
 func Check(a doctor.Action) error {
 	k, ok := knobs[a.Kind]

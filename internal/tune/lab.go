@@ -1,0 +1,65 @@
+package tune
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/wirespeed/wirespeed/internal/bench"
+	"github.com/wirespeed/wirespeed/internal/lab"
+)
+
+// LabSenderNSFlag is the internal flag of 'tune apply' with which RunInLab
+// re-runs it inside the lab's receiver: measure from this namespace.
+const LabSenderNSFlag = "lab-sender-ns"
+
+// LabBench is the lab's measurement: bench from the sender namespace to the
+// receiver's iperf3 server.
+func LabBench(senderNS, dur string, streams int, extra []string) Bench {
+	return Bench{Prefix: []string{"ip", "netns", "exec", senderNS}, Peer: lab.ReceiverAddr.String(),
+		Duration: dur, Direction: bench.DirSend, Streams: streams, Extra: extra}
+}
+
+// RunInLab builds the host lab in cfg's state and runs 'wirespeed tune
+// apply' again inside its receiver namespace (so /sys is that namespace's)
+// with the user's args less --lab, measuring from the sender's; the lab and
+// the run's journal are removed at the end. The child's exit status comes
+// back as an *exec.ExitError in the chain.
+func RunInLab(ctx context.Context, cfg lab.Config, args []string, stdout, stderr io.Writer) error {
+	l, err := lab.Up(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer l.Down()
+	state, err := os.MkdirTemp("", "wirespeed-tune-lab-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(state)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "lab %s up; tuning %s in %s\n", l.Base, l.ReceiverIf, l.ReceiverNS)
+	cmd := lab.NetnsCommand(ctx, l.ReceiverNS, append([]string{self}, labChildArgv(l.ReceiverIf, state, l.SenderNS, args)...)...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("tune apply in the lab: %w", err)
+	}
+	return nil
+}
+
+// labChildArgv is the re-run's command line: tune apply on the receiver
+// device with a state directory of its own, measuring from the sender
+// namespace, then the user's args without --lab.
+func labChildArgv(dev, state, senderNS string, args []string) []string {
+	argv := []string{"tune", "apply", dev, "--state-dir", state, "--" + LabSenderNSFlag, senderNS}
+	for _, a := range args {
+		if a == "--lab" || a == "-lab" {
+			continue
+		}
+		argv = append(argv, a)
+	}
+	return argv
+}
