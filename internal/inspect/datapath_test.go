@@ -1,0 +1,71 @@
+package inspect
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/hostfs"
+)
+
+// datapath.go: each branch of the RX path classification on the fixture
+// that shows it.
+func TestDatapath(t *testing.T) {
+	for _, c := range []struct {
+		fixture, dev    string
+		usbnet, ownNAPI string
+		rxPath          string
+	}{
+		{"rpi4-ax88179", "eth1", "yes", "no", "netif_rx backlog (usbnet: no NAPI, no GRO)"},
+		{"rpi4-ax88179", "eth0", "no", "unknown", "unknown (napi-get unavailable)"},
+		{"rpi4-ax88179", "lo", "no", "no", "netif_rx backlog (loopback)"},
+		{"pi4-r8152", "eth1", "no", "yes", "NAPI + GRO (softirq)"},
+		{"firecracker-veth-threaded", "ws-fx1", "no", "yes", "NAPI + GRO (threaded)"},
+		{"firecracker-host", "ifb0", "no", "no", "no NAPI registered"},
+		{"wg-gw-softirq", "wg0", "no", "yes", "NAPI + GRO (softirq)"},
+		{"wg-gw-threaded", "wg0", "no", "yes", "NAPI + GRO (threaded)"},
+		{"mt7921u-stock", "wlan0", "no", "no", "mt76 usb-rx worker (no NAPI, no GRO)"},
+	} {
+		d := device(t, fromFixture(t, c.fixture, c.dev), c.dev)
+		dp := d.Datapath
+		if dp.USBNet.State != c.usbnet || dp.OwnNAPI.State != c.ownNAPI || dp.RXPath != c.rxPath {
+			t.Errorf("%s %s: usbnet %+v own NAPI %+v rx path %q, want %s/%s/%q",
+				c.fixture, c.dev, dp.USBNet, dp.OwnNAPI, dp.RXPath, c.usbnet, c.ownNAPI, c.rxPath)
+		}
+	}
+}
+
+// datapath.go: with usbnet built in, /sys/module/usbnet/holders is empty
+// and the list of minidrivers decides.
+func TestDatapathUSBNetMinidrivers(t *testing.T) {
+	c := fixtureCollector(t, "rpi4-ax88179")
+	for drv, want := range map[string]Tri{
+		"asix":  {"yes", "asix is a usbnet minidriver"},
+		"r8152": {"no", "r8152 is not on usbnet"},
+		"":      {"unknown", "no driver bound"},
+	} {
+		dp := c.datapath(&Device{Bus: "usb", Driver: drv})
+		if dp.USBNet != want {
+			t.Errorf("%q: usbnet %+v, want %+v", drv, dp.USBNet, want)
+		}
+		if want.State == "yes" && !strings.HasPrefix(dp.RXPath, "netif_rx backlog (usbnet") {
+			t.Errorf("%q: rx path %q", drv, dp.RXPath)
+		}
+	}
+}
+
+// fixtureCollector is the collector Collect would use on a fixture, for
+// calling one reader on a hand-made Device.
+func fixtureCollector(t *testing.T, name string) *collector {
+	t.Helper()
+	s, err := hostfs.OpenSnapshot(filepath.Join(fixtures, name+".tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	a, err := ReplayAnswers(s.Answers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &collector{fs: s.FS, a: a}
+}
