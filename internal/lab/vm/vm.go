@@ -577,17 +577,19 @@ func (c *Config) boot(ctx context.Context, sc *Scenario, k *Kernel, initrd, acce
 		})
 		_ = exec.Command("ip", "-n", ns, "link", "set", "lo", "up").Run()
 		srv := lab.NetnsCommand(context.Background(), ns, "iperf3", "-s", "-p", "5201")
-		srvLog, _ := os.Create(filepath.Join(c.OutDir, "host-iperf3.log"))
+		srvLog, err := os.Create(filepath.Join(c.OutDir, "host-iperf3.log"))
+		if err != nil {
+			return fmt.Errorf("iperf3 server log: %w", err)
+		}
 		srv.Stdout, srv.Stderr = srvLog, srvLog
 		if err := srv.Start(); err != nil {
+			srvLog.Close()
 			return fmt.Errorf("iperf3 -s in %s: %w (apt-get install iperf3)", ns, err)
 		}
 		cleanups = append(cleanups, func() {
 			_ = srv.Process.Kill()
 			_ = srv.Wait()
-			if srvLog != nil {
-				srvLog.Close()
-			}
+			srvLog.Close()
 		})
 	}
 
