@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -117,7 +118,7 @@ func (l *vethLab) inspect(t *testing.T, args ...string) (*inspect.Snapshot, stri
 	if err != nil {
 		t.Fatalf("inspect %v: %v", args, err)
 	}
-	if !contains(args, "--json") {
+	if !slices.Contains(args, "--json") {
 		return nil, string(out)
 	}
 	var s inspect.Snapshot
@@ -125,15 +126,6 @@ func (l *vethLab) inspect(t *testing.T, args ...string) (*inspect.Snapshot, stri
 		t.Fatalf("bad JSON: %v", err)
 	}
 	return &s, string(out)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (l *vethLab) inB(t *testing.T, argv ...string) {
