@@ -65,18 +65,6 @@ func TestMain(m *testing.M) {
 // its own (`ip netns exec` sees the namespace's /sys only in a new one).
 func binary(t *testing.T) string { return testnet.Binary(t) }
 
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates network namespaces and a veth pair (run the tests as root, as CI does)")
-	}
-	for _, tool := range []string{"ip", "ethtool"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s (apt-get install iproute2 ethtool, or make setup)", tool)
-		}
-	}
-}
-
 func sh(t *testing.T, argv ...string) string {
 	t.Helper()
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
@@ -134,7 +122,7 @@ func (l *vethLab) inB(t *testing.T, argv ...string) {
 }
 
 func TestInspectVethIntegration(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t, "ip", "ethtool")
 	l := newVethLab(t)
 
 	l.inB(t, "ethtool", "-K", l.b, "gro", "off")
@@ -190,7 +178,7 @@ func TestInspectVethIntegration(t *testing.T) {
 }
 
 func TestInspectNotRoot(t *testing.T) {
-	needRoot(t) // to become someone else
+	testnet.NeedRoot(t, "ip", "ethtool") // to become someone else
 	cmd := exec.Command(binary(t), "inspect", "--json")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	var stderr bytes.Buffer
