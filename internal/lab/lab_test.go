@@ -63,10 +63,10 @@ func TestUpKnobsDown(t *testing.T) {
 			t.Errorf("sender %s = %s, want off", f, got)
 		}
 	}
-	if got, err := ReadSysfs(ctx, l.ReceiverNS, "/sys/class/net/"+l.ReceiverIf+"/threaded"); err != nil || got != "1" {
+	if got, err := testnet.ReadSysfs(ctx, l.ReceiverNS, "/sys/class/net/"+l.ReceiverIf+"/threaded"); err != nil || got != "1" {
 		t.Errorf("threaded = %q %v, want 1", got, err)
 	}
-	rps, err := ReadSysfs(ctx, l.ReceiverNS, "/sys/class/net/"+l.ReceiverIf+"/queues/rx-0/rps_cpus")
+	rps, err := testnet.ReadSysfs(ctx, l.ReceiverNS, "/sys/class/net/"+l.ReceiverIf+"/queues/rx-0/rps_cpus")
 	if cpus, perr := cpumask.ParseMask(rps); err != nil || perr != nil || !reflect.DeepEqual(cpus, []int{0}) {
 		t.Errorf("rps_cpus = %q (%v %v), want CPU 0", rps, err, perr)
 	}

@@ -99,7 +99,7 @@ func lastLines(s string, n int) string {
 
 func rxPackets(t *testing.T, l *lab.Lab) uint64 {
 	t.Helper()
-	s, err := lab.ReadSysfs(context.Background(), l.ReceiverNS, "/sys/class/net/"+l.ReceiverIf+"/statistics/rx_packets")
+	s, err := testnet.ReadSysfs(context.Background(), l.ReceiverNS, "/sys/class/net/"+l.ReceiverIf+"/statistics/rx_packets")
 	if err != nil {
 		t.Fatal(err)
 	}

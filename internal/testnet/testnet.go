@@ -4,6 +4,7 @@
 package testnet
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -117,4 +118,13 @@ func (ns *NS) AddVeth(t *testing.T) (a, b string) {
 	ns.Run(t, "ip", "link", "set", a, "up")
 	ns.Run(t, "ip", "link", "set", b, "up")
 	return a, b
+}
+
+// ReadSysfs reads a sysfs file as seen inside the namespace ns.
+func ReadSysfs(ctx context.Context, ns, path string) (string, error) {
+	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", ns, "cat", path).Output()
+	if err != nil {
+		return "", fmt.Errorf("read %s in %s: %w", path, ns, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
