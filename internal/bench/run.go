@@ -92,8 +92,8 @@ func (o *Options) Validate() error {
 	default:
 		return fmt.Errorf("--direction %q: want send, receive or both", o.Direction)
 	}
-	if o.RateMbit < 0 || math_IsBad(o.RateMbit) {
-		return fmt.Errorf("rate %v: want a positive number of Mbit/s", o.RateMbit)
+	if !(o.RateMbit >= 0 && o.RateMbit <= maxRateMbit) { // NaN fails both
+		return fmt.Errorf("rate %v: want 0 (unlimited) to %g Mbit/s", o.RateMbit, float64(maxRateMbit))
 	}
 	if o.Repeat < 1 || o.Repeat > 1000 {
 		return fmt.Errorf("--repeat %d: want 1-1000 repetitions", o.Repeat)
@@ -133,7 +133,10 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-func math_IsBad(f float64) bool { return f != f || f > 1e7 }
+// maxRateMbit bounds the load's rate cap: 10 Tbit/s is above any link
+// wirespeed measures, and keeps iperf3's per-stream -b argument (an int of
+// Kbit/s) far from overflow.
+const maxRateMbit = 1e7
 
 func (o *Options) peerAddr() (netip.Addr, int, error) {
 	host, port := o.Peer, o.Port
