@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -248,6 +249,11 @@ func TestOptionsValidate(t *testing.T) {
 	if err := good.Validate(); err != nil {
 		t.Fatalf("good options: %v", err)
 	}
+	capped := good
+	capped.RateMbit = maxRateMbit
+	if err := capped.Validate(); err != nil {
+		t.Errorf("rate at the ceiling: %v", err)
+	}
 	for name, mut := range map[string]func(*Options){
 		"duration":  func(o *Options) { o.Duration = 1700 * time.Millisecond },
 		"short":     func(o *Options) { o.Duration = 0 },
@@ -256,6 +262,9 @@ func TestOptionsValidate(t *testing.T) {
 		"interval":  func(o *Options) { o.ProbeInterval = 5 * time.Millisecond },
 		"tos":       func(o *Options) { o.ProbeTOS = 256 },
 		"rate":      func(o *Options) { o.RateMbit = -5 },
+		"rateNaN":   func(o *Options) { o.RateMbit = math.NaN() },
+		"rateHuge":  func(o *Options) { o.RateMbit = maxRateMbit * 2 },
+		"rateInf":   func(o *Options) { o.RateMbit = math.Inf(1) },
 		"variant":   func(o *Options) { o.Variants = []Variant{{Name: "x", Lab: &lab.Config{Threaded: true}}} },
 		"dupe":      func(o *Options) { o.Variants = append(o.Variants, o.Variants[0]) },
 		"peer":      func(o *Options) { o.Peer = "198.18.0.1:99999" },

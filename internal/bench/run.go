@@ -92,8 +92,8 @@ func (o *Options) Validate() error {
 	default:
 		return fmt.Errorf("--direction %q: want send, receive or both", o.Direction)
 	}
-	if o.RateMbit < 0 || math_IsBad(o.RateMbit) {
-		return fmt.Errorf("rate %v: want a positive number of Mbit/s", o.RateMbit)
+	if !(o.RateMbit >= 0 && o.RateMbit <= maxRateMbit) { // NaN fails both
+		return fmt.Errorf("rate %v: want 0 (unlimited) to %g Mbit/s", o.RateMbit, float64(maxRateMbit))
 	}
 	if o.Repeat < 1 || o.Repeat > 1000 {
 		return fmt.Errorf("--repeat %d: want 1-1000 repetitions", o.Repeat)
@@ -133,7 +133,10 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-func math_IsBad(f float64) bool { return f != f || f > 1e7 }
+// maxRateMbit bounds the load's rate cap: 10 Tbit/s is above any link
+// wirespeed measures, and keeps iperf3's per-stream -b argument (an int of
+// Kbit/s) far from overflow.
+const maxRateMbit = 1e7
 
 func (o *Options) peerAddr() (netip.Addr, int, error) {
 	host, port := o.Peer, o.Port
@@ -250,7 +253,9 @@ loop:
 	return res, runErr
 }
 
-// runOne measures one variant once.
+// runOne measures one variant once: prepare the target (the peer, or a
+// host lab built for the variant), probe idle latency, run the load while
+// sampling, then collect what iperf3 reported.
 func (o *Options) runOne(ctx context.Context, res *Result, v Variant, rep, n, total, nprocs int) (*Run, error) {
 	run := &Run{Variant: v.Name, Rep: rep, Started: time.Now().UTC(), Metrics: map[string]float64{}}
 	progress := func(phase string, el time.Duration) {
@@ -260,115 +265,165 @@ func (o *Options) runOne(ctx context.Context, res *Result, v Variant, rep, n, to
 	}
 	progress("setup", 0)
 	fs := hostfs.Live()
-	var (
-		target     netip.Addr
-		basePort   int
-		clientCmd  func(ctx context.Context, argv []string) *exec.Cmd
-		inNetns    func(fn func() error) error
-		devices    []DeviceSource
-		irqs       []int
-		napiPIDs   []int
-		echo       netip.AddrPort
-		observeIfs []string
-	)
+	var t *runTarget
+	var err error
 	if o.Peer != "" {
-		addr, port, err := o.peerAddr()
-		if err != nil {
-			return nil, err
-		}
-		target, basePort = addr, port
-		for i := 0; i < nprocs; i++ {
-			if err := CheckServer(ctx, netip.AddrPortFrom(addr, uint16(port+i)), 3*time.Second); err != nil {
-				return nil, err
-			}
-		}
-		iface := o.Iface
-		if iface == "" {
-			iface, _ = RouteDevice(ctx, addr)
-		}
-		if iface != "" {
-			run.Devices = []string{iface}
-			devices = append(devices, DeviceSource{Key: iface, Read: SysfsDevice(fs, iface)})
-			irqs = DeviceIRQs(fs, iface)
-			observeIfs = []string{iface}
-			if _, ok := res.Inspect["local"]; !ok && o.Inspect != nil {
-				res.Inspect["local"] = inspectOrError(ctx, o.Inspect, "", []string{iface})
-			}
-		}
-		clientCmd = func(ctx context.Context, argv []string) *exec.Cmd {
-			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-			cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-			cmd.WaitDelay = 3 * time.Second
-			return cmd
-		}
+		t, err = o.preparePeer(ctx, res, run, fs, nprocs)
 	} else {
-		cfg := *v.Lab
-		cfg.Servers = nprocs
-		cfg.BasePort = o.Port
-		l, err := lab.Up(ctx, cfg)
-		if err != nil {
-			return nil, fmt.Errorf("build the host lab: %w", err)
-		}
-		defer l.Down()
-		run.Namespaces = map[string]string{"sender": l.SenderNS, "receiver": l.ReceiverNS}
-		run.Devices = []string{l.SenderNS + "/" + l.SenderIf, l.ReceiverNS + "/" + l.ReceiverIf}
-		observeIfs = []string{l.SenderIf, l.ReceiverIf}
-		target, basePort = l.ReceiverAddr, l.ServerPorts[0]
-		if l.EchoPort != 0 && !o.NoUDPProbe {
-			echo = netip.AddrPortFrom(l.ReceiverAddr, uint16(l.EchoPort))
-		}
-		inNetns = func(fn func() error) error { return lab.InNetns(l.SenderNS, fn) }
-		for _, d := range []struct{ ns, dev string }{{l.SenderNS, l.SenderIf}, {l.ReceiverNS, l.ReceiverIf}} {
-			d := d
-			devices = append(devices, DeviceSource{Key: d.ns + "/" + d.dev, Read: func() (DevSample, error) {
-				var b []byte
-				err := lab.InNetns(d.ns, func() error {
-					var err error
-					b, err = os.ReadFile("/proc/thread-self/net/dev")
-					return err
-				})
-				if err != nil {
-					return DevSample{}, err
-				}
-				return ParseNetDev(b, d.dev)
-			}})
-		}
-		// Follow only the lab devices' napi kthreads, not other ones on the host.
-		napiPIDs = []int{}
-		for _, ns := range []string{l.SenderNS, l.ReceiverNS} {
-			_ = lab.InNetns(ns, func() error {
-				napis, err := netdevnl.DumpNAPIs()
-				for _, n := range napis {
-					if n.PID != nil {
-						napiPIDs = append(napiPIDs, *n.PID)
-					}
-				}
-				return err
-			})
-		}
-		if rep == 1 && o.Inspect != nil {
-			res.Inspect[v.Name+"/sender"] = inspectOrError(ctx, o.Inspect, l.SenderNS, []string{l.SenderIf})
-			res.Inspect[v.Name+"/receiver"] = inspectOrError(ctx, o.Inspect, l.ReceiverNS, []string{l.ReceiverIf})
-		}
-		pin := cfg.PinSender
-		clientCmd = func(ctx context.Context, argv []string) *exec.Cmd {
-			if pin != nil {
-				argv = append(argv, "-A", strconv.Itoa(*pin))
-			}
-			return l.Command(ctx, l.SenderNS, argv...)
-		}
+		t, err = o.prepareLab(ctx, res, run, v, rep, nprocs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.down != nil {
+		defer t.down()
 	}
 
 	// Idle latency first, then the load. T = 0 is the load start.
 	zero := time.Now().Add(o.Idle)
-	type probeRun struct {
-		cfg ProbeConfig
-		p   *Prober
+	probes, err := o.startProbes(res, t, zero)
+	if err != nil {
+		return nil, err
 	}
-	var probes []probeRun
+	progress("idle", 0)
+	select {
+	case <-ctx.Done():
+		probes.stop(o, run)
+		return run, ctx.Err()
+	case <-time.After(time.Until(zero)):
+	}
+
+	ld := o.runLoad(ctx, run, t, fs, nprocs, progress)
+	probes.stop(o, run)
+	progress("done", o.Duration+o.Omit)
+	return o.collect(ctx, run, t, ld)
+}
+
+// runTarget is where one run sends its load and what it watches meanwhile.
+type runTarget struct {
+	addr       netip.Addr
+	basePort   int
+	clientCmd  func(ctx context.Context, argv []string) *exec.Cmd
+	inNetns    func(fn func() error) error // nil: the probes run in this namespace
+	devices    []DeviceSource
+	irqs       []int
+	napiPIDs   []int          // nil: every napi kthread on the host
+	echo       netip.AddrPort // the lab's UDP echo server, if any
+	observeIfs []string
+	down       func() // removes what prepare built; nil for a peer
+}
+
+// preparePeer checks the peer's iperf3 servers and finds the local device
+// that reaches it.
+func (o *Options) preparePeer(ctx context.Context, res *Result, run *Run, fs *hostfs.FS, nprocs int) (*runTarget, error) {
+	addr, port, err := o.peerAddr()
+	if err != nil {
+		return nil, err
+	}
+	t := &runTarget{addr: addr, basePort: port}
+	for i := 0; i < nprocs; i++ {
+		if err := CheckServer(ctx, netip.AddrPortFrom(addr, uint16(port+i)), 3*time.Second); err != nil {
+			return nil, err
+		}
+	}
+	iface := o.Iface
+	if iface == "" {
+		iface, _ = RouteDevice(ctx, addr)
+	}
+	if iface != "" {
+		run.Devices = []string{iface}
+		t.devices = append(t.devices, DeviceSource{Key: iface, Read: SysfsDevice(fs, iface)})
+		t.irqs = DeviceIRQs(fs, iface)
+		t.observeIfs = []string{iface}
+		if _, ok := res.Inspect["local"]; !ok && o.Inspect != nil {
+			res.Inspect["local"] = inspectOrError(ctx, o.Inspect, "", []string{iface})
+		}
+	}
+	t.clientCmd = func(ctx context.Context, argv []string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+		cmd.WaitDelay = 3 * time.Second
+		return cmd
+	}
+	return t, nil
+}
+
+// prepareLab builds the variant's host lab; the caller takes it down with
+// the target's down.
+func (o *Options) prepareLab(ctx context.Context, res *Result, run *Run, v Variant, rep, nprocs int) (*runTarget, error) {
+	cfg := *v.Lab
+	cfg.Servers = nprocs
+	cfg.BasePort = o.Port
+	l, err := lab.Up(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build the host lab: %w", err)
+	}
+	t := &runTarget{down: func() { l.Down() }}
+	run.Namespaces = map[string]string{"sender": l.SenderNS, "receiver": l.ReceiverNS}
+	run.Devices = []string{l.SenderNS + "/" + l.SenderIf, l.ReceiverNS + "/" + l.ReceiverIf}
+	t.observeIfs = []string{l.SenderIf, l.ReceiverIf}
+	t.addr, t.basePort = l.ReceiverAddr, l.ServerPorts[0]
+	if l.EchoPort != 0 && !o.NoUDPProbe {
+		t.echo = netip.AddrPortFrom(l.ReceiverAddr, uint16(l.EchoPort))
+	}
+	t.inNetns = func(fn func() error) error { return lab.InNetns(l.SenderNS, fn) }
+	for _, d := range []struct{ ns, dev string }{{l.SenderNS, l.SenderIf}, {l.ReceiverNS, l.ReceiverIf}} {
+		d := d
+		t.devices = append(t.devices, DeviceSource{Key: d.ns + "/" + d.dev, Read: func() (DevSample, error) {
+			var b []byte
+			err := lab.InNetns(d.ns, func() error {
+				var err error
+				b, err = os.ReadFile("/proc/thread-self/net/dev")
+				return err
+			})
+			if err != nil {
+				return DevSample{}, err
+			}
+			return ParseNetDev(b, d.dev)
+		}})
+	}
+	// Follow only the lab devices' napi kthreads, not other ones on the host.
+	t.napiPIDs = []int{}
+	for _, ns := range []string{l.SenderNS, l.ReceiverNS} {
+		_ = lab.InNetns(ns, func() error {
+			napis, err := netdevnl.DumpNAPIs()
+			for _, n := range napis {
+				if n.PID != nil {
+					t.napiPIDs = append(t.napiPIDs, *n.PID)
+				}
+			}
+			return err
+		})
+	}
+	if rep == 1 && o.Inspect != nil {
+		res.Inspect[v.Name+"/sender"] = inspectOrError(ctx, o.Inspect, l.SenderNS, []string{l.SenderIf})
+		res.Inspect[v.Name+"/receiver"] = inspectOrError(ctx, o.Inspect, l.ReceiverNS, []string{l.ReceiverIf})
+	}
+	pin := cfg.PinSender
+	t.clientCmd = func(ctx context.Context, argv []string) *exec.Cmd {
+		if pin != nil {
+			argv = append(argv, "-A", strconv.Itoa(*pin))
+		}
+		return l.Command(ctx, l.SenderNS, argv...)
+	}
+	return t, nil
+}
+
+type probeRun struct {
+	cfg ProbeConfig
+	p   *Prober
+}
+
+// probeSet is the latency probes of one run, started before the idle phase.
+type probeSet []probeRun
+
+// startProbes starts the ICMP probe (and the UDP one against the lab's
+// echo server) with T = 0 at zero, the load start.
+func (o *Options) startProbes(res *Result, t *runTarget, zero time.Time) (probeSet, error) {
+	var probes probeSet
 	addProbe := func(kind string, dst netip.AddrPort) error {
-		pc := ProbeConfig{Kind: kind, Target: dst, Interval: o.ProbeInterval, TOS: o.ProbeTOS, Priority: o.ProbePriority, InNetns: inNetns}
+		pc := ProbeConfig{Kind: kind, Target: dst, Interval: o.ProbeInterval, TOS: o.ProbeTOS, Priority: o.ProbePriority, InNetns: t.inNetns}
 		p, err := StartProbe(pc, zero)
 		if err != nil {
 			return err
@@ -376,7 +431,7 @@ func (o *Options) runOne(ctx context.Context, res *Result, v Variant, rep, n, to
 		probes = append(probes, probeRun{pc, p})
 		return nil
 	}
-	if err := addProbe(ProbeICMP, netip.AddrPortFrom(target, 0)); err != nil {
+	if err := addProbe(ProbeICMP, netip.AddrPortFrom(t.addr, 0)); err != nil {
 		if os.Geteuid() == 0 {
 			return nil, fmt.Errorf("latency probe: %w", err)
 		}
@@ -387,35 +442,44 @@ func (o *Options) runOne(ctx context.Context, res *Result, v Variant, rep, n, to
 			res.Notes = append(res.Notes, note)
 		}
 	}
-	if echo.IsValid() {
-		if err := addProbe(ProbeUDP, echo); err != nil {
+	if t.echo.IsValid() {
+		if err := addProbe(ProbeUDP, t.echo); err != nil {
 			return nil, fmt.Errorf("latency probe: %w", err)
 		}
 	}
-	stopProbes := func() {
-		for _, pr := range probes {
-			rtts := pr.p.Stop(context.Background())
-			ps := ProbeSeries{Kind: pr.cfg.Kind, Target: pr.cfg.Target.String(), TOS: pr.cfg.TOS, Priority: pr.cfg.Priority, RxTime: pr.p.RxTime(), RTTs: rtts}
-			if pr.cfg.Kind == ProbeICMP {
-				ps.Target = pr.cfg.Target.Addr().String()
-			}
-			ps.Idle = Phase(rtts, -o.Idle.Seconds()-1, 0)
-			ps.Loaded = Phase(rtts, o.Omit.Seconds(), (o.Omit + o.Duration).Seconds())
-			run.Probes = append(run.Probes, ps)
-		}
-	}
-	progress("idle", 0)
-	select {
-	case <-ctx.Done():
-		stopProbes()
-		return run, ctx.Err()
-	case <-time.After(time.Until(zero)):
-	}
+	return probes, nil
+}
 
-	sampler := &Sampler{FS: fs, Interval: o.SampleInterval, IRQs: irqs, Devices: devices, NAPIPIDs: napiPIDs}
+// stop ends the probes and adds their series, split into the idle and the
+// loaded phase, to run.
+func (ps probeSet) stop(o *Options, run *Run) {
+	for _, pr := range ps {
+		rtts := pr.p.Stop(context.Background())
+		s := ProbeSeries{Kind: pr.cfg.Kind, Target: pr.cfg.Target.String(), TOS: pr.cfg.TOS, Priority: pr.cfg.Priority, RxTime: pr.p.RxTime(), RTTs: rtts}
+		if pr.cfg.Kind == ProbeICMP {
+			s.Target = pr.cfg.Target.Addr().String()
+		}
+		s.Idle = Phase(rtts, -o.Idle.Seconds()-1, 0)
+		s.Loaded = Phase(rtts, o.Omit.Seconds(), (o.Omit + o.Duration).Seconds())
+		run.Probes = append(run.Probes, s)
+	}
+}
+
+// loadRun is what the iperf3 clients of one run left behind.
+type loadRun struct {
+	outs, errs []bytes.Buffer
+	waitErrs   []error
+	limit      time.Duration
+	stopped    bool // the watchdog (or ctx) ended the clients
+}
+
+// runLoad runs the iperf3 clients while the sampler (and the observer, if
+// any) record into run.
+func (o *Options) runLoad(ctx context.Context, run *Run, t *runTarget, fs *hostfs.FS, nprocs int, progress func(string, time.Duration)) *loadRun {
+	sampler := &Sampler{FS: fs, Interval: o.SampleInterval, IRQs: t.irqs, Devices: t.devices, NAPIPIDs: t.napiPIDs}
 	var stopObserve func() (json.RawMessage, error)
 	if o.Observer != nil {
-		stop, err := o.Observer.Start(ctx, observeIfs)
+		stop, err := o.Observer.Start(ctx, t.observeIfs)
 		if err != nil {
 			run.ObserveErr = err.Error()
 		} else {
@@ -426,33 +490,33 @@ func (o *Options) runOne(ctx context.Context, res *Result, v Variant, rep, n, to
 	sampler.Start(loadStart)
 	// A watchdog: iperf3 only bounds the connect; a peer that stops
 	// answering would leave it waiting forever.
-	limit := o.Duration + o.Omit + 20*time.Second
-	cctx, ccancel := context.WithTimeout(ctx, limit)
+	ld := &loadRun{limit: o.Duration + o.Omit + 20*time.Second}
+	cctx, ccancel := context.WithTimeout(ctx, ld.limit)
 	defer ccancel()
 	split := SplitStreams(o.Streams, nprocs)
-	outs := make([]bytes.Buffer, len(split))
-	errs := make([]bytes.Buffer, len(split))
+	ld.outs = make([]bytes.Buffer, len(split))
+	ld.errs = make([]bytes.Buffer, len(split))
 	cmds := make([]*exec.Cmd, len(split))
 	for i, st := range split {
-		ca := ClientArgs{Host: target.String(), Port: basePort + i, Streams: st, Duration: o.Duration.Seconds(),
+		ca := ClientArgs{Host: t.addr.String(), Port: t.basePort + i, Streams: st, Duration: o.Duration.Seconds(),
 			Omit: o.Omit.Seconds(), Interval: 0.5, Direction: o.Direction, UDP: o.UDP}
 		if o.RateMbit > 0 {
 			ca.RateMbit = o.RateMbit * float64(st) / float64(o.Streams)
 		}
-		cmds[i] = clientCmd(cctx, ca.Argv())
-		cmds[i].Stdout, cmds[i].Stderr = &outs[i], &errs[i]
+		cmds[i] = t.clientCmd(cctx, ca.Argv())
+		cmds[i].Stdout, cmds[i].Stderr = &ld.outs[i], &ld.errs[i]
 	}
 	var wg sync.WaitGroup
-	waitErrs := make([]error, len(cmds))
+	ld.waitErrs = make([]error, len(cmds))
 	for i, c := range cmds {
 		if err := c.Start(); err != nil {
-			waitErrs[i] = err
+			ld.waitErrs[i] = err
 			continue
 		}
 		wg.Add(1)
 		go func(i int, c *exec.Cmd) {
 			defer wg.Done()
-			waitErrs[i] = c.Wait()
+			ld.waitErrs[i] = c.Wait()
 		}(i, c)
 	}
 	done := make(chan struct{})
@@ -468,6 +532,7 @@ wait:
 		}
 	}
 	tick.Stop()
+	ld.stopped = cctx.Err() != nil
 	run.Samples = sampler.Stop(loadStart)
 	if stopObserve != nil {
 		obs, err := stopObserve()
@@ -476,24 +541,27 @@ wait:
 			run.ObserveErr = err.Error()
 		}
 	}
-	stopProbes()
-	progress("done", o.Duration+o.Omit)
+	return ld
+}
 
+// collect parses the clients' reports into run's intervals, throughput,
+// load and metrics, and decides whether the run is complete.
+func (o *Options) collect(ctx context.Context, run *Run, t *runTarget, ld *loadRun) (*Run, error) {
 	var ivs [][]Interval
 	var sums []map[string]DirSummary
 	var perr []error
-	for i := range cmds {
-		raw := bytes.TrimSpace(outs[i].Bytes())
+	for i := range ld.outs {
+		raw := bytes.TrimSpace(ld.outs[i].Bytes())
 		if json.Valid(raw) {
 			run.Iperf3Raw = append(run.Iperf3Raw, json.RawMessage(raw))
 		}
 		rep, err := ParseIperf3(raw)
 		if err != nil {
-			msg := strings.TrimSpace(errs[i].String())
-			if waitErrs[i] != nil && msg != "" {
+			msg := strings.TrimSpace(ld.errs[i].String())
+			if ld.waitErrs[i] != nil && msg != "" {
 				err = fmt.Errorf("%w (%s)", err, msg)
 			}
-			perr = append(perr, fmt.Errorf("iperf3 client %d (%s:%d): %w", i+1, target, basePort+i, err))
+			perr = append(perr, fmt.Errorf("iperf3 client %d (%s:%d): %w", i+1, t.addr, t.basePort+i, err))
 			continue
 		}
 		if rep.Error != "" {
@@ -507,10 +575,10 @@ wait:
 	run.Throughput = MergeSummaries(sums)
 	run.Load = SummarizeLoad(run.Samples, o.Omit.Seconds(), (o.Omit + o.Duration).Seconds())
 	run.metrics()
-	if ctx.Err() == nil && cctx.Err() != nil {
-		perr = append(perr, fmt.Errorf("iperf3 did not finish within %v of a %v load and was stopped: did the peer stop answering?", limit, o.Duration+o.Omit))
+	if ctx.Err() == nil && ld.stopped {
+		perr = append(perr, fmt.Errorf("iperf3 did not finish within %v of a %v load and was stopped: did the peer stop answering?", ld.limit, o.Duration+o.Omit))
 	}
-	run.Complete = len(perr) == 0 && ctx.Err() == nil && len(sums) == len(cmds)
+	run.Complete = len(perr) == 0 && ctx.Err() == nil && len(sums) == len(ld.outs)
 	if ctx.Err() != nil {
 		return run, ctx.Err()
 	}

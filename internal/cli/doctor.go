@@ -72,7 +72,8 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 	observeSet := false
 	fs.Visit(func(f *flag.Flag) { observeSet = observeSet || f.Name == "observe" })
 	if observeSet && obsDur <= 0 {
-		// 0 used to skip the observation silently while -5s was an error.
+		// --observe 0 is refused like -5s: the flag asks for an observation,
+		// and skipping it silently would diagnose without one.
 		return usageErrorf("--observe %v: want a positive duration such as 10s (leave --observe out to diagnose without observing)", time.Duration(obsDur))
 	}
 	if obsDur > 0 && *from != "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/doctor"
+	"github.com/wirespeed/wirespeed/internal/testnet"
 )
 
 const rpiFixture = "../../testdata/snapshots/rpi4-ax88179.tar.gz"
@@ -59,7 +60,7 @@ func TestDoctorFromSnapshot(t *testing.T) {
 // off and all traffic on CPU0, observed under iperf3 load, gets the
 // findings that say so; fixed by hand, they are gone.
 func TestDoctorVethIntegration(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t, "ip", "ethtool")
 	for _, tool := range []string{"iperf3", "taskset"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("needs %s (make setup)", tool)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -64,18 +65,6 @@ func TestMain(m *testing.M) {
 // its own (`ip netns exec` sees the namespace's /sys only in a new one).
 func binary(t *testing.T) string { return testnet.Binary(t) }
 
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates network namespaces and a veth pair (run the tests as root, as CI does)")
-	}
-	for _, tool := range []string{"ip", "ethtool"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s (apt-get install iproute2 ethtool, or make setup)", tool)
-		}
-	}
-}
-
 func sh(t *testing.T, argv ...string) string {
 	t.Helper()
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
@@ -117,7 +106,7 @@ func (l *vethLab) inspect(t *testing.T, args ...string) (*inspect.Snapshot, stri
 	if err != nil {
 		t.Fatalf("inspect %v: %v", args, err)
 	}
-	if !contains(args, "--json") {
+	if !slices.Contains(args, "--json") {
 		return nil, string(out)
 	}
 	var s inspect.Snapshot
@@ -127,22 +116,13 @@ func (l *vethLab) inspect(t *testing.T, args ...string) (*inspect.Snapshot, stri
 	return &s, string(out)
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 func (l *vethLab) inB(t *testing.T, argv ...string) {
 	t.Helper()
 	sh(t, append([]string{"ip", "netns", "exec", l.nsB}, argv...)...)
 }
 
 func TestInspectVethIntegration(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t, "ip", "ethtool")
 	l := newVethLab(t)
 
 	l.inB(t, "ethtool", "-K", l.b, "gro", "off")
@@ -198,7 +178,7 @@ func TestInspectVethIntegration(t *testing.T) {
 }
 
 func TestInspectNotRoot(t *testing.T) {
-	needRoot(t) // to become someone else
+	testnet.NeedRoot(t, "ip", "ethtool") // to become someone else
 	cmd := exec.Command(binary(t), "inspect", "--json")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	var stderr bytes.Buffer

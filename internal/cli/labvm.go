@@ -122,8 +122,8 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	// Every number is checked before anything is started (a negative
-	// --cycles used to boot a VM that then ran the default 30).
+	// Every number is checked before anything is started, so a bad one
+	// costs no boot and is not replaced by the guest script's default.
 	for _, n := range []struct {
 		flag      string
 		v, lo, hi int

@@ -203,7 +203,7 @@ func tuneCrashKills() int {
 // byte. WS_TUNE_CRASH_KILLS sets the number of kills (default 10);
 // WS_TUNE_CRASH_OUT names a JSON file for the tally (scripts/tune-crash.sh).
 func TestTuneCrash(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t, "ip", "ethtool")
 	if _, err := exec.LookPath("tc"); err != nil {
 		t.Skip("needs tc(8)")
 	}
@@ -314,7 +314,7 @@ func waitNoPids(t *testing.T, ns string) {
 // A value the kernel rejects: a clear error, exit 1, the old value in place,
 // nothing left active in the journal; a vanished device: revert says so.
 func TestTuneRejectedAndGone(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t, "ip", "ethtool")
 	bin := binary(t)
 	ns := testnet.New(t)
 	a, b := ns.AddVeth(t)
@@ -359,7 +359,7 @@ func TestTuneRejectedAndGone(t *testing.T) {
 // children included), and the next apply must call the change a leftover of
 // the interrupted run, put it back and measure it - not "already in force".
 func TestTuneKilledApplyLeftover(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t, "ip", "ethtool")
 	bin := binary(t)
 	ns := testnet.New(t)
 	_, b := ns.AddVeth(t)

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
@@ -39,7 +40,7 @@ func pickGovernor(avail []string) (gov string, known bool) {
 		return "schedutil", false
 	}
 	for _, g := range []string{"schedutil", "ondemand", "performance"} {
-		if contains(avail, g) {
+		if slices.Contains(avail, g) {
 			return g, true
 		}
 	}
@@ -170,7 +171,7 @@ func eppFinding(s *inspect.Snapshot, first *inspect.CPU, cpus []int, caveat stri
 	}
 	want := ""
 	for _, v := range []string{"balance_performance", "performance"} {
-		if contains(first.EPPAvailable, v) {
+		if slices.Contains(first.EPPAvailable, v) {
 			want = v
 			break
 		}

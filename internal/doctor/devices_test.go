@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,10 +73,10 @@ func checkAccepted(t *testing.T, s *inspect.Snapshot, rep *Report) {
 		}
 		for _, a := range f.Fix.Actions {
 			for _, c := range s.Host.CPUs.PerCPU {
-				if a.Kind == KindGovernor && len(c.AvailableGovernors) > 0 && !contains(c.AvailableGovernors, a.Value) {
+				if a.Kind == KindGovernor && len(c.AvailableGovernors) > 0 && !slices.Contains(c.AvailableGovernors, a.Value) {
 					t.Errorf("%s writes governor %s; cpu%d offers %v", f.ID, a.Value, c.CPU, c.AvailableGovernors)
 				}
-				if strings.HasSuffix(a.Target, "energy_performance_preference") && len(c.EPPAvailable) > 0 && !contains(c.EPPAvailable, a.Value) {
+				if strings.HasSuffix(a.Target, "energy_performance_preference") && len(c.EPPAvailable) > 0 && !slices.Contains(c.EPPAvailable, a.Value) {
 					t.Errorf("%s writes EPP %s; cpu%d offers %v", f.ID, a.Value, c.CPU, c.EPPAvailable)
 				}
 			}

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -113,19 +114,10 @@ func (in *Input) devices() []*inspect.Device {
 	var out []*inspect.Device
 	for i := range in.Snap.Devices {
 		d := &in.Snap.Devices[i]
-		if len(in.Ifaces) > 0 && !contains(in.Ifaces, d.Name) {
+		if len(in.Ifaces) > 0 && !slices.Contains(in.Ifaces, d.Name) {
 			continue
 		}
 		out = append(out, d)
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

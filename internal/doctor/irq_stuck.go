@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
@@ -102,7 +103,7 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 					Unchecked: unchecked,
 				}
 				out = append(out, f)
-			case known && len(cpus) > 2 && containsInt(rps, hot):
+			case known && len(cpus) > 2 && slices.Contains(rps, hot):
 				f := Finding{
 					ID: "rps-on-irq-cpu", Severity: Info, Impact: 25, Devices: []string{d.Name},
 					Title:    fmt.Sprintf("%s: RPS sends work back to CPU%d, the CPU that takes all its interrupts", d.Name, hot),
@@ -130,15 +131,6 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 // of its SoCs (the Pi 4's PCIe MSI, the Pi 3's ARM control block).
 func piHost(s *inspect.Snapshot, irq *inspect.IRQ) bool {
 	return piKernel(s.Host.Kernel) || irq.Chip == "BRCM STB PCIe MSI" || strings.HasPrefix(irq.Chip, "ARMCTRL")
-}
-
-func containsInt(l []int, x int) bool {
-	for _, v := range l {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func rpsMasks(d *inspect.Device) string {

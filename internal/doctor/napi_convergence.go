@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -51,7 +52,7 @@ func checkNAPIConvergence(in *Input) ([]Finding, []Skipped) {
 	}
 	byCPU := map[int][]napiOnCPU{}
 	for _, od := range in.Obs.Devices {
-		if len(in.Ifaces) > 0 && !contains(in.Ifaces, od.Name) {
+		if len(in.Ifaces) > 0 && !slices.Contains(in.Ifaces, od.Name) {
 			continue
 		}
 		for _, n := range od.NAPIs {

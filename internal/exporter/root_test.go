@@ -29,13 +29,6 @@ import (
 // process of its own.
 func binary(t *testing.T) string { return testnet.Binary(t) }
 
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: loads eBPF programs, creates network namespaces (run the tests as root, as make check does)")
-	}
-}
-
 // freePort returns a loopback address nothing listens on now.
 func freePort(t *testing.T) string {
 	t.Helper()
@@ -134,7 +127,7 @@ func get(addr string, dial func() (net.Conn, error)) (string, error) {
 // TestPrometheusScrapesExporter runs Debian's prometheus server against the
 // exporter on loopback and asks its HTTP API for the series.
 func TestPrometheusScrapesExporter(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t)
 	prom, err := exec.LookPath("prometheus")
 	if err != nil {
 		t.Skip("needs Debian's prometheus server (apt-get install --no-install-recommends prometheus, or make setup)")
@@ -234,7 +227,7 @@ func lastLines(s string, n int) string {
 // series appear and disappear and the exporter keeps serving. A scraper
 // hammers it meanwhile, so scrapes also race the changes.
 func TestDevicesComeAndGo(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t)
 	ns := testnet.New(t)
 	ns.Run(t, "ip", "link", "set", "lo", "up")
 	addr := freePort(t) // free here; the namespace has no sockets yet
@@ -318,7 +311,7 @@ func TestDevicesComeAndGo(t *testing.T) {
 // TestNotRootServesWhatItCan runs the exporter as nobody: no eBPF, but the
 // rest is served, and the metric and the log say what is missing.
 func TestNotRootServesWhatItCan(t *testing.T) {
-	needRoot(t) // to become nobody
+	testnet.NeedRoot(t) // to become nobody
 	addr := freePort(t)
 	_, out, _ := startExporter(t, nil, &syscall.Credential{Uid: 65534, Gid: 65534}, "--listen", addr)
 	m, err := get(addr, nil)
@@ -347,7 +340,7 @@ func TestNotRootServesWhatItCan(t *testing.T) {
 // TestSIGTERMLeavesNothingAttached stops a root exporter with SIGTERM and
 // checks that bpftool lists none of the programs it had loaded.
 func TestSIGTERMLeavesNothingAttached(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t)
 	if _, err := exec.LookPath("bpftool"); err != nil {
 		t.Skip("needs bpftool (apt-get install bpftool, or make setup)")
 	}
@@ -415,7 +408,7 @@ func progIDs(pid int) []uint64 {
 // observation on, drives traffic over a veth pair with GRO, and checks
 // that the observed series for that device appear.
 func TestObservationInProcess(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t)
 	ns, peer := testnet.New(t), testnet.New(t)
 	a, b := ns.AddVeth(t)
 	ns.Run(t, "ip", "link", "set", b, "netns", peer.Name)

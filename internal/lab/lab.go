@@ -445,15 +445,6 @@ func (l *Lab) WriteSysfs(ctx context.Context, ns, path, value string) error {
 	return nil
 }
 
-// ReadSysfs reads a sysfs file as seen inside ns.
-func ReadSysfs(ctx context.Context, ns, path string) (string, error) {
-	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", ns, "cat", path).Output()
-	if err != nil {
-		return "", fmt.Errorf("read %s in %s: %w", path, ns, err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
 // Down stops the lab's processes and removes its namespaces (and with them
 // the veth pair and qdiscs). It is safe to call more than once.
 func (l *Lab) Down() error {

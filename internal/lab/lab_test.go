@@ -14,19 +14,8 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
+	"github.com/wirespeed/wirespeed/internal/testnet"
 )
-
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: builds network namespaces and a veth pair (run: sudo go test ./internal/lab/)")
-	}
-	for _, tool := range []string{"ip", "ethtool", "tc", "iperf3"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s: %v", tool, err)
-		}
-	}
-}
 
 func nsRun(t *testing.T, ns string, argv ...string) string {
 	t.Helper()
@@ -53,7 +42,7 @@ func feature(t *testing.T, ns, dev, name string) string {
 }
 
 func TestUpKnobsDown(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t, "ip", "ethtool", "tc", "iperf3")
 	ctx := context.Background()
 	pin := 0
 	cfg := Config{Name: "knobs", GRO: true, Threaded: true, SenderOffloadsOff: true, RPSMask: "1", RateMbit: 50, SenderQdisc: "pfifo_fast", Servers: 2, BasePort: 5301, PinReceiver: &pin}
@@ -74,10 +63,10 @@ func TestUpKnobsDown(t *testing.T) {
 			t.Errorf("sender %s = %s, want off", f, got)
 		}
 	}
-	if got, err := ReadSysfs(ctx, l.ReceiverNS, "/sys/class/net/"+l.ReceiverIf+"/threaded"); err != nil || got != "1" {
+	if got, err := testnet.ReadSysfs(ctx, l.ReceiverNS, "/sys/class/net/"+l.ReceiverIf+"/threaded"); err != nil || got != "1" {
 		t.Errorf("threaded = %q %v, want 1", got, err)
 	}
-	rps, err := ReadSysfs(ctx, l.ReceiverNS, "/sys/class/net/"+l.ReceiverIf+"/queues/rx-0/rps_cpus")
+	rps, err := testnet.ReadSysfs(ctx, l.ReceiverNS, "/sys/class/net/"+l.ReceiverIf+"/queues/rx-0/rps_cpus")
 	if cpus, perr := cpumask.ParseMask(rps); err != nil || perr != nil || !reflect.DeepEqual(cpus, []int{0}) {
 		t.Errorf("rps_cpus = %q (%v %v), want CPU 0", rps, err, perr)
 	}
@@ -125,7 +114,7 @@ func TestUpKnobsDown(t *testing.T) {
 }
 
 func TestUpDefaults(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t, "ip", "ethtool", "tc", "iperf3")
 	ctx := context.Background()
 	l, err := Up(ctx, Config{Servers: -1})
 	if err != nil {
@@ -163,7 +152,7 @@ func TestHelperLabOwner(t *testing.T) {
 }
 
 func TestReapAfterKill(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t, "ip", "ethtool", "tc", "iperf3")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperLabOwner$")
 	cmd.Env = append(os.Environ(), "WS_LAB_HELPER=1")
 	out, err := cmd.StdoutPipe()
@@ -250,7 +239,7 @@ func TestReapAfterKill(t *testing.T) {
 }
 
 func TestReapRemovesDead(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t, "ip", "ethtool", "tc", "iperf3")
 	// A namespace named for a pid that cannot be alive (beyond pid_max).
 	ns := "ws-4194305-dead-s"
 	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {

@@ -160,16 +160,7 @@ func Start(ctx context.Context, opts Options) (s *Session, err error) {
 	if err := CheckSample(opts.Sample, opts.Period); err != nil {
 		return nil, err
 	}
-	sess := &Session{opts: opts, fs: f, comms: map[uint32]string{},
-		missed: map[string]int{}, lastErr: map[string]error{}}
-	sess.period = opts.Period
-	if sess.period == 0 {
-		sess.period = DefaultPeriod
-	}
-	if opts.Sample > 0 && opts.Sample < 1 {
-		sess.sampling = true
-		sess.window = time.Duration(opts.Sample * float64(sess.period))
-	}
+	sess := newSession(opts, f)
 	defer func() {
 		// Every error return leaves nothing loaded or attached behind.
 		if err != nil {
@@ -177,8 +168,63 @@ func Start(ctx context.Context, opts Options) (s *Session, err error) {
 		}
 	}()
 	s = sess
+	tracefs, err := s.findTracefs()
+	if err != nil {
+		return nil, err
+	}
+	if err := rlimit.RemoveMemlock(); err != nil && !errors.Is(err, syscall.EPERM) {
+		return nil, fmt.Errorf("raising RLIMIT_MEMLOCK: %w", err)
+	}
+	specs, err := readSpecs(opts.mutateSpec)
+	if err != nil {
+		return nil, err
+	}
+	todo, err := s.selectEvents(tracefs, evs, specs)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.load(specs, todo); err != nil {
+		return nil, err
+	}
+	first := s.attachFirst()
+	if len(s.links) == 0 {
+		return nil, fmt.Errorf("no tracepoint could be attached: %s", s.describeFailures())
+	}
+	// A ctx cancelled while attaching (Ctrl-C during start-up) is not an
+	// error: the session is returned and the caller, who watches ctx too,
+	// stops it at once and prints what little it saw - an error here would
+	// make 'observe' exit 1 on a Ctrl-C in its first second.
+	s.start = time.Now()
+	s.lastAt = s.start
+	if s.sampling {
+		s.stop, s.done = make(chan struct{}), make(chan struct{})
+		go s.sample(first)
+	}
+	return s, nil
+}
+
+// newSession is a session with nothing loaded yet, its sampling period
+// and window set from opts.
+func newSession(opts Options, f *hostfs.FS) *Session {
+	s := &Session{opts: opts, fs: f, comms: map[uint32]string{},
+		missed: map[string]int{}, lastErr: map[string]error{}}
+	s.period = opts.Period
+	if s.period == 0 {
+		s.period = DefaultPeriod
+	}
+	if opts.Sample > 0 && opts.Sample < 1 {
+		s.sampling = true
+		s.window = time.Duration(opts.Sample * float64(s.period))
+	}
+	return s
+}
+
+// findTracefs finds tracefs, mounting it at TracefsDirs[0] when it is not
+// mounted, this is the live host, NoMount is not set and we are root.
+func (s *Session) findTracefs() (string, error) {
+	f := s.fs
 	tracefs, err := FindTracefs(f)
-	if err != nil && f.IsLive() && !opts.NoMount && os.Geteuid() == 0 {
+	if err != nil && f.IsLive() && !s.opts.NoMount && os.Geteuid() == 0 {
 		if merr := unix.Mount("nodev", TracefsDirs[0], "tracefs", 0, ""); merr == nil {
 			s.Mounted = TracefsDirs[0]
 			tracefs, err = FindTracefs(f)
@@ -186,38 +232,48 @@ func Start(ctx context.Context, opts Options) (s *Session, err error) {
 	}
 	if err != nil {
 		if uid := os.Geteuid(); uid != 0 && f.IsLive() {
-			return nil, fmt.Errorf("%w (running as uid %d, tracefs is not readable)", ErrNeedRoot, uid)
+			return "", fmt.Errorf("%w (running as uid %d, tracefs is not readable)", ErrNeedRoot, uid)
 		}
-		return nil, err
+		return "", err
 	}
-	if err := rlimit.RemoveMemlock(); err != nil && !errors.Is(err, syscall.EPERM) {
-		return nil, fmt.Errorf("raising RLIMIT_MEMLOCK: %w", err)
-	}
+	return tracefs, nil
+}
+
+// readSpecs reads the embedded BPF objects, indexed by record layout.
+func readSpecs(mutate func(*ebpf.CollectionSpec)) ([2]*ebpf.CollectionSpec, error) {
 	var specs [2]*ebpf.CollectionSpec
 	for l, load := range []func() (*ebpf.CollectionSpec, error){loadObserve, loadObserve32} {
+		var err error
 		if specs[l], err = load(); err != nil {
-			return nil, fmt.Errorf("reading the embedded BPF object: %w", err)
+			return specs, fmt.Errorf("reading the embedded BPF object: %w", err)
 		}
-		if opts.mutateSpec != nil {
-			opts.mutateSpec(specs[l])
+		if mutate != nil {
+			mutate(specs[l])
 		}
 	}
-	spec := specs[layout64]
+	return specs, nil
+}
 
-	// Which events can be counted with the compiled-in layouts?
+// job is an event to load, with the record layout its format file has and
+// its tracepoint id.
+type job struct {
+	event
+	layout int
+	id     int
+}
+
+// selectEvents decides which events can be counted with the compiled-in
+// layouts; the others get their status (skipped, missing, format-mismatch,
+// failed). It tells the programs whether softirq time can be counted.
+func (s *Session) selectEvents(tracefs string, evs []event, specs [2]*ebpf.CollectionSpec) ([]job, error) {
 	usable := map[string]bool{}
-	type job struct {
-		event
-		layout int
-		id     int
-	}
 	var todo []job
 	for _, e := range evs {
-		if opts.Light && e.perSegment {
+		if s.opts.Light && e.perSegment {
 			s.status = append(s.status, EventStatus{Event: e.Key(), Status: "skipped", Detail: "light mode"})
 			continue
 		}
-		l, fm, cerr := checkEvent(f, tracefs, e)
+		l, fm, cerr := checkEvent(s.fs, tracefs, e)
 		switch {
 		case cerr == nil:
 			todo = append(todo, job{e, l, fm.ID})
@@ -240,17 +296,22 @@ func Start(ctx context.Context, opts Options) (s *Session, err error) {
 			}
 		}
 	}
+	return todo, nil
+}
 
-	// Maps first, then each program on its own, so one program the
-	// verifier rejects is reported instead of failing the whole set.
-	mapSpec := spec.Copy()
+// load creates the maps first, then each program on its own, so one
+// program the verifier rejects is reported instead of failing the whole
+// set; the loaded ones become the session's targets.
+func (s *Session) load(specs [2]*ebpf.CollectionSpec, todo []job) error {
+	mapSpec := specs[layout64].Copy()
 	mapSpec.Programs = map[string]*ebpf.ProgramSpec{}
+	var err error
 	s.maps, err = ebpf.NewCollection(mapSpec)
 	if err != nil {
 		if errors.Is(err, syscall.EPERM) {
-			return nil, fmt.Errorf("%w (%v)", ErrNeedRoot, err)
+			return fmt.Errorf("%w (%v)", ErrNeedRoot, err)
 		}
-		return nil, fmt.Errorf("creating BPF maps: %w", err)
+		return fmt.Errorf("creating BPF maps: %w", err)
 	}
 	repl := map[string]*ebpf.Map{}
 	for name, m := range s.maps.Maps {
@@ -260,7 +321,7 @@ func Start(ctx context.Context, opts Options) (s *Session, err error) {
 	}
 	s.ncpu, err = ebpf.PossibleCPU()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, j := range todo {
 		e := j.event
@@ -274,7 +335,7 @@ func Start(ctx context.Context, opts Options) (s *Session, err error) {
 		c, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{MapReplacements: repl})
 		if err != nil {
 			if errors.Is(err, syscall.EPERM) {
-				return nil, fmt.Errorf("%w (%v)", ErrNeedRoot, err)
+				return fmt.Errorf("%w (%v)", ErrNeedRoot, err)
 			}
 			s.fail(e, "failed", fmt.Errorf("loading %s: %s", e.prog, firstLine(err)))
 			continue
@@ -287,11 +348,16 @@ func Start(ctx context.Context, opts Options) (s *Session, err error) {
 		s.targets = append(s.targets, target{event: e, id: uint64(j.id), prog: c.Programs[e.prog], status: len(s.status), pe: -1})
 		s.status = append(s.status, st)
 	}
+	return nil
+}
 
-	// Attach everything loaded in one go (the first window when
-	// sampling); what cannot be attached now is reported and never tried
-	// again. Without sampling the window is open from the start.
+// attachFirst attaches everything loaded in one go (the first window when
+// sampling, from first); what cannot be attached now is reported and
+// never tried again. Without sampling the window is open from the start;
+// without perf event links sampling falls back to attached throughout.
+func (s *Session) attachFirst() (first time.Time) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !s.sampling {
 		s.openWindow()
 	}
@@ -322,22 +388,7 @@ func Start(ctx context.Context, opts Options) (s *Session, err error) {
 	if s.sampling && len(s.links) > 0 {
 		s.openWindow()
 	}
-	s.mu.Unlock()
-	if len(s.links) == 0 {
-		return nil, fmt.Errorf("no tracepoint could be attached: %s", s.describeFailures())
-	}
-	// A ctx cancelled while attaching (Ctrl-C during start-up) is not an
-	// error: the session is returned and the caller, who watches ctx too,
-	// stops it at once and prints what little it saw. Returning an error
-	// here left the attached links open and made 'observe' exit 1 on a
-	// Ctrl-C that landed in the first ~second.
-	s.start = time.Now()
-	s.lastAt = s.start
-	if s.sampling {
-		s.stop, s.done = make(chan struct{}), make(chan struct{})
-		go s.sample(first)
-	}
-	return s, nil
+	return first
 }
 
 // settle is how long a sampling window waits, after attaching the softirq

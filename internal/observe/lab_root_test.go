@@ -26,18 +26,12 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/lab"
 	"github.com/wirespeed/wirespeed/internal/procfs"
+	"github.com/wirespeed/wirespeed/internal/testnet"
 )
-
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: loads BPF programs and builds network namespaces")
-	}
-}
 
 func needLab(t *testing.T) {
 	t.Helper()
-	needRoot(t)
+	testnet.NeedRoot(t)
 	if err := lab.Check(); err != nil {
 		t.Skipf("host lab unavailable: %v", err)
 	}
@@ -105,7 +99,7 @@ func lastLines(s string, n int) string {
 
 func rxPackets(t *testing.T, l *lab.Lab) uint64 {
 	t.Helper()
-	s, err := lab.ReadSysfs(context.Background(), l.ReceiverNS, "/sys/class/net/"+l.ReceiverIf+"/statistics/rx_packets")
+	s, err := testnet.ReadSysfs(context.Background(), l.ReceiverNS, "/sys/class/net/"+l.ReceiverIf+"/statistics/rx_packets")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +403,7 @@ func ourPerfBPF(t *testing.T) int {
 // Between windows nothing may be attached, in a window everything, and
 // after Close nothing at all - whether it comes in a window or between.
 func TestSampledDetachesBetweenWindows(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t)
 	if _, err := exec.LookPath("bpftool"); err != nil {
 		t.Skip("bpftool not installed")
 	}
@@ -478,7 +472,7 @@ func TestSampledDetachesBetweenWindows(t *testing.T) {
 // open, and 'observe' exited 1 on an early Ctrl-C (seen as a flake of
 // TestCommandDetachesOnInterrupt).
 func TestRunCancelledDuringStart(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t)
 	if _, err := exec.LookPath("bpftool"); err != nil {
 		t.Skip("bpftool not installed")
 	}
@@ -600,7 +594,7 @@ func assertGone(t *testing.T, progs []ebpf.ProgramID) {
 }
 
 func TestBrokenTracepointsAreReported(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t)
 	evs := append([]event(nil), events...)
 	// A tracepoint this kernel does not have.
 	evs = append(evs, event{"wirespeed_bogus", "no_such_event", "tp_napi_poll", [2][]want{}, true})
@@ -661,7 +655,7 @@ func TestBrokenTracepointsAreReported(t *testing.T) {
 // TestCommandDetachesOnInterrupt runs the wirespeed binary, interrupts it and
 // checks that the programs and links it held are gone.
 func TestCommandDetachesOnInterrupt(t *testing.T) {
-	needRoot(t)
+	testnet.NeedRoot(t)
 	bin := filepath.Join(t.TempDir(), "wirespeed")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/wirespeed/wirespeed/cmd/wirespeed").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v: %s", err, out)

@@ -11,6 +11,7 @@ package observe
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -682,7 +683,7 @@ func Build(r *Raw, m Meta) *Observation {
 	}
 	for q, name := range m.IRQNames {
 		for d := range devs {
-			if strings.Contains(name, d) && !contains(irqDevs[q], d) {
+			if strings.Contains(name, d) && !slices.Contains(irqDevs[q], d) {
 				irqDevs[q] = append(irqDevs[q], d)
 			}
 		}
@@ -769,13 +770,4 @@ func maxU32(a, b uint32) uint32 {
 		return a
 	}
 	return b
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

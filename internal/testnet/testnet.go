@@ -4,6 +4,7 @@
 package testnet
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,21 +24,24 @@ type NS struct {
 
 var netnsSeq atomic.Int32
 
-func NeedRoot(t *testing.T) {
+// NeedRoot skips the test unless it runs as root with every one of tools
+// on PATH: root integration tests create namespaces, load eBPF and change
+// other users' view, and make check runs them as root.
+func NeedRoot(t *testing.T, tools ...string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates a network namespace and a veth pair")
+		t.Skip("needs root: creates network namespaces, loads eBPF (run the tests as root, as make check does)")
 	}
-	for _, tool := range []string{"ip"} {
+	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs root and %s(8): %v", tool, err)
+			t.Skipf("needs %s (make setup installs it): %v", tool, err)
 		}
 	}
 }
 
 func New(t *testing.T) *NS {
 	t.Helper()
-	NeedRoot(t)
+	NeedRoot(t, "ip")
 	ns := &NS{Name: fmt.Sprintf("ws-t%d-%d", os.Getpid(), netnsSeq.Add(1))}
 	if out, err := exec.Command("ip", "netns", "add", ns.Name).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add %s: %v: %s", ns.Name, err, out)
@@ -114,4 +118,13 @@ func (ns *NS) AddVeth(t *testing.T) (a, b string) {
 	ns.Run(t, "ip", "link", "set", a, "up")
 	ns.Run(t, "ip", "link", "set", b, "up")
 	return a, b
+}
+
+// ReadSysfs reads a sysfs file as seen inside the namespace ns.
+func ReadSysfs(ctx context.Context, ns, path string) (string, error) {
+	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", ns, "cat", path).Output()
+	if err != nil {
+		return "", fmt.Errorf("read %s in %s: %w", path, ns, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
