@@ -49,3 +49,27 @@ var fuzzSeed = []byte(`{"snap":{"host":{"kernel":"6.12.1+deb12-amd64","cpus":{"o
 "delivered_skbs":3,"delivered_bytes_per_s":5000,
 "napis":[{"napi":"1","work_per_s":5000,"contexts":[{"kind":"softirq","poll_share":1}],"cpus":[{"cpu":0,"work_share":1}]},
 {"napi":"2","work_per_s":5000,"contexts":[{"kind":"softirq","poll_share":1}],"cpus":[{"cpu":0,"work_share":1}]}]}]}}`)
+
+// FuzzParseKernel: a snapshot's kernel release is outside input; parsing
+// it never panics, and what it parses is the release's own leading numbers.
+func FuzzParseKernel(f *testing.F) {
+	for _, s := range []string{"6.12.117+deb12-arm64", "6.1.0-56-amd64", "6.12.47+rpt-rpi-v8", "5.15.4-0-rpi4", "6.19", "x", "", "99999999999999999999.1.2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		k, ok := ParseKernel(rel)
+		if !ok {
+			return
+		}
+		if k.Major < 0 || k.Minor < 0 || k.Patch < 0 {
+			t.Errorf("ParseKernel(%q) = %+v: negative numbers", rel, k)
+		}
+		if !k.PatchKnown && k.Patch != 0 {
+			t.Errorf("ParseKernel(%q) = %+v: a patch level it says it does not know", rel, k)
+		}
+		for _, fa := range Facts {
+			_, _, _ = InStable(rel, fa.Key)
+			_ = Has(rel, fa.Key)
+		}
+	})
+}

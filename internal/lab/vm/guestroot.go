@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -33,6 +34,10 @@ func guestLibPackage(name string) bool {
 	return true
 }
 
+// debPackageRe is a Debian package name (Policy 5.6.1), with apt's
+// ":arch" qualifier.
+var debPackageRe = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+(:[a-z0-9]+)?$`)
+
 // parseDepends reads 'apt-cache depends --recurse' output: the package
 // names it lists at the left margin (dependencies are indented; virtual
 // packages are in angle brackets).
@@ -40,8 +45,8 @@ func parseDepends(out string) []string {
 	seen := map[string]bool{}
 	var names []string
 	for _, l := range strings.Split(out, "\n") {
-		if l == "" || l[0] == ' ' || l[0] == '<' || strings.ContainsAny(l, " \t") {
-			continue
+		if !debPackageRe.MatchString(l) {
+			continue // a dependency line, a virtual <package>, anything else
 		}
 		if !seen[l] {
 			seen[l] = true

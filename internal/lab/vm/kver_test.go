@@ -161,3 +161,17 @@ func FuzzParseCandidate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseDepends: apt-cache's dependency listing is outside input; the
+// names it yields are single words.
+func FuzzParseDepends(f *testing.F) {
+	f.Add("iproute2\n  Depends: libbpf1\nlibbpf1\n<debconf-2.0>\n  debconf\n")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, out string) {
+		for _, n := range parseDepends(out) {
+			if n == "" || strings.ContainsAny(n, " \t\n<") {
+				t.Errorf("parseDepends gave %q", n)
+			}
+		}
+	})
+}
