@@ -7,23 +7,10 @@ import (
 	"github.com/wirespeed/wirespeed/internal/observe"
 )
 
-// kfindings diagnoses a fixture (optionally changed) and indexes the
-// findings by id.
+// kfindings is findings (devices_test.go) without the report.
 func kfindings(t *testing.T, name string, change func(in *Input)) map[string]Finding {
 	t.Helper()
-	in := &Input{Snap: fixture(t, name)}
-	if change != nil {
-		change(in)
-	}
-	rep, err := Diagnose(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkTraceable(t, in, rep)
-	m := map[string]Finding{}
-	for _, f := range rep.Findings {
-		m[f.ID] = f
-	}
+	m, _ := findings(t, name, change)
 	return m
 }
 
