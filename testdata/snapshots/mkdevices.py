@@ -8,7 +8,7 @@ mkfixtures.py's helpers; writes one .tar.gz per device class.
 """
 import os
 
-from mkfixtures import Tree, netdev, host, softnet_row, irq, features, FEATURES_USBNET
+from mkfixtures import Tree, netdev, host, softnet_row, irq, features, FEATURES_USBNET, vl805
 
 SYSCTLS = {"netdev_budget": 300, "netdev_budget_usecs": 2000, "netdev_max_backlog": 1000,
            "dev_weight": 64, "busy_poll": 0, "busy_read": 0, "rps_sock_flow_entries": 0,
@@ -205,18 +205,7 @@ def pi4_r8152(usb2):
          [softnet_row(0, 2143277, 0, 211), softnet_row(1, 912004, 0, 12, 898120),
           softnet_row(2, 888311, 0, 3, 880021), softnet_row(3, 901776, 0, 9, 894310)],
          dict(SYSCTLS, default_qdisc="pfifo_fast"), cpufreq=PI_DT)
-    pcie = "/sys/devices/platform/scb/fd500000.pcie"
-    hc = pcie + "/pci0000:00/0000:00:00.0/0000:01:00.0"
-    t.link(pcie + "/subsystem", "../../../../bus/platform")
-    t.link(hc + "/subsystem", "../../../../../../../bus/pci")
-    t.link(hc + "/driver", "../../../../../../../bus/pci/drivers/xhci_hcd")
-    t.dir(hc + "/msi_irqs/46")
-    t.file(hc + "/irq", 46)
-    t.file(hc + "/usb1/speed", 480)
-    t.file(hc + "/usb1/1-1/speed", 480)
-    t.file(hc + "/usb1/1-1/product", "USB2.0 Hub")
-    t.link(hc + "/usb1/1-1/1-1:1.0/driver", "../../../../../../../../../../../bus/usb/drivers/hub")
-    t.file(hc + "/usb2/speed", 5000)
+    hc = vl805(t)
     dev = hc + ("/usb1/1-1/1-1.3" if usb2 else "/usb2/2-1")
     ip = usbdev(t, dev, {"speed": 480 if usb2 else 5000, "version": " 2.10" if usb2 else " 3.00",
                          "idVendor": "0bda", "idProduct": "8153", "manufacturer": "Realtek",

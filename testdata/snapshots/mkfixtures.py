@@ -77,6 +77,25 @@ class Tree:
         print("wrote", name)
 
 
+def vl805(t):
+    """A Raspberry Pi 4's VL805 xHCI controller behind the BCM2711 PCIe
+    root port (MSI 46): usb1, the 480M root hub with the VL805's internal
+    hub; usb2, 5000M. Returns the controller's sysfs path."""
+    pcie = "/sys/devices/platform/scb/fd500000.pcie"
+    hc = pcie + "/pci0000:00/0000:00:00.0/0000:01:00.0"
+    t.link(pcie + "/subsystem", "../../../../bus/platform")
+    t.link(hc + "/subsystem", "../../../../../../../bus/pci")
+    t.link(hc + "/driver", "../../../../../../../bus/pci/drivers/xhci_hcd")
+    t.dir(hc + "/msi_irqs/46")
+    t.file(hc + "/irq", 46)
+    t.file(hc + "/usb1/speed", 480)
+    t.file(hc + "/usb1/1-1/speed", 480)
+    t.file(hc + "/usb1/1-1/product", "USB2.0 Hub")
+    t.link(hc + "/usb1/1-1/1-1:1.0/driver", "../../../../../../../../../../../bus/usb/drivers/hub")
+    t.file(hc + "/usb2/speed", 5000)
+    return hc
+
+
 def netdev(t, devpath, name, ifindex, mtu=1500, txqlen=1000, operstate="up", speed=None,
            duplex=None, threaded="0", rx=1, tx=1, rps=None, xps_enoent=True, bql=None,
            stats=None, device_link=None, uevent=None):
@@ -179,20 +198,7 @@ def rpi4():
     # /proc/interrupts exactly as printed in the seed article.
     with open(os.path.join(HERE, "..", "..", "internal", "procfs", "testdata", "interrupts.rpi4")) as f:
         t.file("/proc/interrupts", f.read())
-    # The VL805 xHCI controller behind the BCM2711 PCIe root port.
-    pcie = "/sys/devices/platform/scb/fd500000.pcie"
-    hc = pcie + "/pci0000:00/0000:00:00.0/0000:01:00.0"
-    t.link(pcie + "/subsystem", "../../../../bus/platform")
-    t.link(hc + "/subsystem", "../../../../../../../bus/pci")
-    t.link(hc + "/driver", "../../../../../../../bus/pci/drivers/xhci_hcd")
-    t.dir(hc + "/msi_irqs/46")
-    t.file(hc + "/irq", 46)
-    # usb1: the 480M root hub with the VL805's internal hub; usb2: 5000M.
-    t.file(hc + "/usb1/speed", 480)
-    t.file(hc + "/usb1/1-1/speed", 480)
-    t.file(hc + "/usb1/1-1/product", "USB2.0 Hub")
-    t.link(hc + "/usb1/1-1/1-1:1.0/driver", "../../../../../../../../../../../bus/usb/drivers/hub")
-    t.file(hc + "/usb2/speed", 5000)
+    hc = vl805(t)
     dev = hc + "/usb2/2-2"
     for k, v in {"speed": 5000, "version": " 3.00", "idVendor": "0b95", "idProduct": "1790",
                  "manufacturer": "ASIX Elec. Corp.", "product": "AX88179", "busnum": 2, "devnum": 2}.items():
