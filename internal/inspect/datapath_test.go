@@ -1,11 +1,9 @@
 package inspect
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/wirespeed/wirespeed/internal/hostfs"
 )
 
 // datapath.go: each branch of the RX path classification on the fixture
@@ -58,14 +56,6 @@ func TestDatapathUSBNetMinidrivers(t *testing.T) {
 // calling one reader on a hand-made Device.
 func fixtureCollector(t *testing.T, name string) *collector {
 	t.Helper()
-	s, err := hostfs.OpenSnapshot(filepath.Join(fixtures, name+".tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	a, err := ReplayAnswers(s.Answers)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, a := openFixture(t, name)
 	return &collector{fs: s.FS, a: a}
 }

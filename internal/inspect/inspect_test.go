@@ -21,8 +21,8 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 const fixtures = "../../testdata/snapshots"
 
-// fromFixture collects a snapshot fixture as `inspect --from` does.
-func fromFixture(t *testing.T, name string, ifaces ...string) *Snapshot {
+// openFixture opens a snapshot fixture and replays its answers.
+func openFixture(t *testing.T, name string) (*hostfs.Snapshot, *Answers) {
 	t.Helper()
 	s, err := hostfs.OpenSnapshot(filepath.Join(fixtures, name+".tar.gz"))
 	if err != nil {
@@ -33,6 +33,13 @@ func fromFixture(t *testing.T, name string, ifaces ...string) *Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, a
+}
+
+// fromFixture collects a snapshot fixture as `inspect --from` does.
+func fromFixture(t *testing.T, name string, ifaces ...string) *Snapshot {
+	t.Helper()
+	s, a := openFixture(t, name)
 	snap, err := Collect(context.Background(), Options{FS: s.FS, Answers: a, Ifaces: ifaces})
 	if err != nil {
 		t.Fatal(err)
