@@ -3,7 +3,6 @@ package inspect
 import (
 	"strings"
 	"testing"
-
 )
 
 // datapath.go: each branch of the RX path classification on the fixture
