@@ -12,6 +12,9 @@
 #   make cross-check  the arm64 binary under qemu-user prints what the amd64
 #                one prints on every snapshot fixture (run by make check)
 #   make bpf     regenerate the committed eBPF objects with Debian's clang
+#   make experiments-check   recompute every table in docs/results.md from the
+#                raw files under experiments/ and fail on a difference
+#                (make test runs it too); make experiments-update rewrites them
 
 GO       ?= go
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -46,7 +49,7 @@ TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
 
-.PHONY: all setup setup-lab run build test check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages
+.PHONY: all setup setup-lab run build test check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update
 
 all: build
 
@@ -122,6 +125,12 @@ cross: go-version
 # Without qemu-aarch64(-static) it notes the skip and passes.
 cross-check: cross
 	scripts/cross-fixtures.sh dist/wirespeed-linux-amd64 dist/wirespeed-linux-arm64
+
+experiments-check:
+	$(GO) test -count=1 ./experiments/...
+
+experiments-update:
+	$(GO) test -count=1 ./experiments/all -update
 
 bpf:
 	$(GO) generate ./internal/observe/...
