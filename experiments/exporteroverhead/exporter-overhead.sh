@@ -7,8 +7,8 @@
 # bench's own eBPF observation is off (--observe off) so that only the
 # exporter's (default: light, 10% sampled) is there when it runs.
 #
-# Usage: sudo scripts/exporter-overhead.sh [PAIRS] [SECONDS] [SCRAPE] [OUTDIR]
-#        (default 6 10 2 docs/data/exporter)
+# Usage: sudo experiments/exporteroverhead/exporter-overhead.sh [PAIRS] [SECONDS] [SCRAPE] [OUTDIR]
+#        (default 6 10 2 experiments/exporteroverhead/data)
 #        WIRESPEED=path/to/wirespeed to use a built binary (default: go build)
 #        EXPORTER_ARGS="..." extra exporter flags (default none)
 # Writes OUTDIR/pairN-{off,on}.json.gz (bench results, gzipped after the
@@ -21,7 +21,7 @@ PAIRS=${1:-6}
 SECS=${2:-10}
 SCRAPE=${3:-2}
 here=$(cd "$(dirname "$0")" && pwd)
-OUT=${4:-$here/../docs/data/exporter}
+OUT=${4:-$here/data}
 PORT=${PORT:-19977}
 work=$(mktemp -d)
 
@@ -30,7 +30,7 @@ for t in curl python3 iperf3; do
 	command -v $t >/dev/null || { echo "missing $t" >&2; exit 1; }
 done
 if [ -z "${WIRESPEED:-}" ]; then
-	(cd "$here/.." && go build -o "$work/wirespeed" ./cmd/wirespeed)
+	(cd "$here/../.." && go build -o "$work/wirespeed" ./cmd/wirespeed)
 	WIRESPEED=$work/wirespeed
 fi
 mkdir -p "$OUT"
@@ -112,7 +112,7 @@ for p in range(1, pairs + 1):
                  "scrape_bytes_median": statistics.median(int(s[1]) for s in sc) if sc else None,
                  "exporter_cpu_s": ticks / 100})
 ratios = [r["ratio"] for r in rows]
-summary = {"command": f"sudo scripts/exporter-overhead.sh {pairs} {secs} {scrape}",
+summary = {"command": f"sudo experiments/exporteroverhead/exporter-overhead.sh {pairs} {secs} {scrape}",
            "bench": f"wirespeed bench --gro on -t {secs}s --observe off",
            "exporter": f"wirespeed exporter (defaults: --observe light --observe-sample 10% --interval 10s), scraped every {scrape}s with curl",
            "pairs": rows, "ratio_median": statistics.median(ratios), "ratio_mean": statistics.mean(ratios),
