@@ -2,5 +2,6 @@ package all
 
 // The experiments of docs/results.md's sections from usbnet round 2 (issue 12) on.
 import (
+	_ "github.com/wirespeed/wirespeed/experiments/tune-vm"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
 )
