@@ -4,4 +4,5 @@ package all
 import (
 	_ "github.com/wirespeed/wirespeed/experiments/tune-vm"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round3"
 )

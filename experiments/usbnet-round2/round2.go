@@ -4,6 +4,7 @@
 package usbnetround2
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -156,8 +157,12 @@ type BQLPair struct {
 	Limit, Inflight, Back []float64
 }
 
-// BQLPairs reads the bql-stock-N / bql-ours-N boots of a usbnet-marks.sh run.
-// With tcg-icount (all of these runs) no pair is dropped for host load (V3).
+// BQLPairs reads the bql-stock-N / bql-ours-N boots of a usbnet-marks.sh run
+// and applies the validity rules fixed before round 2's runs: V1 a pair
+// counts only when both boots completed and wrote their bench JSON; V3 with
+// tcg-icount the guest's clock counts instructions and no pair is dropped
+// for host load, with any other accel a pair whose boots' host load
+// averages (host-top.txt) differ by more than 2 is dropped.
 func BQLPairs(dir string) ([]BQLPair, error) {
 	reps, err := Reps(dir, "bql-stock")
 	if err != nil {
@@ -175,7 +180,12 @@ func BQLPairs(dir string) ([]BQLPair, error) {
 			return nil, err
 		}
 		if !a.ok || !b.ok {
-			continue
+			continue // V1
+		}
+		if drop, err := hostLoadsDiffer(an, bn); err != nil {
+			return nil, err
+		} else if drop {
+			continue // V3
 		}
 		lim, inf, back, err := queueSamples(bn)
 		if err != nil {
@@ -350,4 +360,61 @@ func rxNICTable(dir string) (string, error) {
 	}
 	return Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % (per Mbit/s)",
 		"ours busy % (per Mbit/s)", "busy per Mbit/s ours/stock", "GRO (ours)"}, rows), nil
+}
+
+var loadRe = regexp.MustCompile(`load average: ([0-9.]+)`)
+
+// hostLoadsDiffer is V3 for a pair of boots.
+func hostLoadsDiffer(a, b string) (bool, error) {
+	var accel struct {
+		Accel string `json:"accel"`
+	}
+	raw, err := os.ReadFile(filepath.Join(a, "vm.json"))
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(raw, &accel); err != nil {
+		return false, fmt.Errorf("%s/vm.json: %w", a, err)
+	}
+	if strings.Contains(accel.Accel, "icount") {
+		return false, nil
+	}
+	var loads []float64
+	for _, run := range []string{a, b} {
+		t, err := os.ReadFile(filepath.Join(run, "host-top.txt"))
+		if os.IsNotExist(err) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		m := loadRe.FindSubmatch(t)
+		if m == nil {
+			return false, nil
+		}
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		loads = append(loads, v)
+	}
+	return math.Abs(loads[0]-loads[1]) > 2, nil
+}
+
+// IdlePcts returns bench's guest idle % under load of every boot of a
+// usbnet-marks.sh BQL run that wrote a bench JSON.
+func IdlePcts(dir string) ([]float64, error) {
+	var out []float64
+	for _, v := range []string{"stock", "ours"} {
+		reps, err := Reps(dir, "bql-"+v)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range reps {
+			r, err := FirstRun(filepath.Join(dir, fmt.Sprintf("bql-%s-%d", v, i)), "send")
+			if err != nil {
+				return nil, err
+			}
+			if r != nil {
+				out = append(out, r.Metrics["cpu_idle_pct"])
+			}
+		}
+	}
+	return out, nil
 }
