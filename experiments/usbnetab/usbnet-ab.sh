@@ -9,7 +9,7 @@
 # VARIANTS="stock ours ours-threaded" (--threaded on); ours-softirq
 # (--threaded off) is the same as ours now. Then the comparisons against
 # stock, paired by repetition. The default VARIANTS are "stock ours". For
-# the marks on the fixed-rate bus see usbnet-marks.sh. Needs root and
+# the marks on the fixed-rate bus see experiments/usbnet-round2/usbnet-marks.sh. Needs root and
 # the modules built (make -C kernel/usbnet KVER=6.12.117+deb12-amd64). Takes about 5 minutes per
 # repetition with TCG on 2 host CPUs.
 set -u

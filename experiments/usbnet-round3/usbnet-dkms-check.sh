@@ -117,7 +117,7 @@ root="${root%/}"
 logs="$root-logs"
 
 here="$(cd "$(dirname "$0")" && pwd)"
-tree_dir="$(cd "${WIRESPEED_TREE:-$here/..}" && pwd)"
+tree_dir="$(cd "${WIRESPEED_TREE:-$here/../..}" && pwd)"
 pkgdir="$tree_dir/kernel/usbnet"
 if [ ! -f "$pkgdir/dkms.conf" ] || [ ! -x "$pkgdir/build.sh" ]; then
 	die2 "no kernel/usbnet/dkms.conf and build.sh under $tree_dir"
@@ -244,7 +244,7 @@ if [ -n "$stubs" ]; then
 	printf '%s\n' "Package: wirespeed-dkms-check-no-image" "Version: 1" "Architecture: all" \
 		"Maintainer: wirespeed <wirespeed@localhost>" "Provides: $stubs" \
 		"Description: stands in for the kernel images the headers depend on" \
-		" Made by scripts/usbnet-dkms-check.sh: the root builds modules, it boots nothing." >"$d/DEBIAN/control"
+		" Made by experiments/usbnet-round3/usbnet-dkms-check.sh: the root builds modules, it boots nothing." >"$d/DEBIAN/control"
 	chroot "$r" dpkg-deb --build /tmp/stub /tmp/stub.deb
 	chroot "$r" dpkg -i /tmp/stub.deb
 	rm -rf "$d" "$r/tmp/stub.deb"

@@ -16,7 +16,7 @@
 # LABVM_ARGS='--arch arm64' KVER=6.12.117+deb12-arm64 for the Pi 3-class guest.
 # Before each boot the host's top CPU users go to NAME/host-top.txt. Write the
 # validity rules to OUT_DIR/PLAN.md before running. Summary:
-#   scripts/usbnet-rx-summary.py OUT_DIR --json OUT_DIR/summary.json
+#   experiments/usbnet-round2 (Go) computes the tables from OUT_DIR under data/
 set -u
 out=${1:?usage: usbnet-rx.sh OUT_DIR PHASE...}
 shift

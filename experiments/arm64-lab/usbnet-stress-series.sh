@@ -5,7 +5,7 @@
 # one line per boot in OUT_DIR/runs.txt, and a summary at the end.
 # usbnet and cdc_ncm load with dyndbg=+p, so a failure's dmesg.txt shows
 # usbnet's kevents. Example (the arm64 Pi 3-class guest):
-#   scripts/usbnet-stress-series.sh /tmp/stress 3 /var/tmp/a64mods-6.12 --arch arm64
+#   experiments/arm64-lab/usbnet-stress-series.sh /tmp/stress 3 /var/tmp/a64mods-6.12 --arch arm64
 set -u
 out=${1:?usage: usbnet-stress-series.sh OUT_DIR RUNS OURS_MODS [LAB_VM_ARGS...]}
 runs=${2:?RUNS}

@@ -1,5 +1,5 @@
 # vm-textpoke-toggle.sh - run inside a lab guest ('wirespeed lab vm boot
-# --exec "$(cat scripts/vm-textpoke-toggle.sh)"'): turns the
+# --exec "$(cat experiments/vm-crash-rate/vm-textpoke-toggle.sh)"'): turns the
 # irq:softirq_entry trace event on and off (each turn patches kernel text
 # with text_poke_bp(): the tracepoint's jump label in handle_softirqs and,
 # for tracefs's command-line recording, sched_switch and sched_wakeup)

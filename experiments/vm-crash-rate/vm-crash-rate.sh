@@ -8,14 +8,14 @@
 # every other round, so host load hits every configuration alike. Extra
 # 'lab vm' flags for all boots: VMFLAGS='--accel tcg' etc. With
 # BOOT_EXEC='CMD' every round boots each binary once in the boot scenario
-# running CMD instead (scripts/vm-textpoke-toggle.sh is such a CMD).
+# running CMD instead (experiments/vm-crash-rate/vm-textpoke-toggle.sh is such a CMD).
 #
 # Every boot keeps its result directory OUT/runs/NNN-NAME-SCENARIO and adds
 # one JSON line to OUT/boots.jsonl: config, scenario, accel, ok, failure
 # kind (int3, another guard's name, timeout, guest, none), the first guard's
-# line and uptime, boot_s, elapsed, and the bench's throughput. The summary
-# (scripts/vm-crash-rate-summary.py OUT/boots.jsonl) is written to
-# OUT/summary.txt at the end. Needs root.
+# line and uptime, boot_s, elapsed, and the bench's throughput. The tables
+# are computed from OUT/boots.jsonl by experiments/vm-crash-rate (Go) once
+# OUT is under its data/. Needs root.
 set -u
 if [ $# -lt 3 ]; then
 	echo "usage: $0 OUT ROUNDS NAME=BINARY [NAME=BINARY...]" >&2
@@ -24,7 +24,6 @@ fi
 out=$1 rounds=$2
 shift 2
 configs=("$@")
-here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/runs"
 log=$out/boots.jsonl
 n=$(ls "$out/runs" | wc -l)
@@ -128,4 +127,4 @@ for ((r = 1; r <= rounds; r++)); do
 		boot "${order[i]}" wireguard --threaded on -t 5s
 	done
 done
-python3 "$here/vm-crash-rate-summary.py" "$log" | tee "$out/summary.txt"
+echo "done: $log. Its tables: experiments/vm-crash-rate (Go) computes them from boots.jsonl under data/" >&2

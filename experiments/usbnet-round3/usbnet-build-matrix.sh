@@ -13,7 +13,7 @@
 # as JSON (schema wirespeed.usbnet-build-matrix/v1) to OUT.json (default
 # ./usbnet-build-matrix.json). Exit 1 if any case did not do what it must.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
+here="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$here/kernel/usbnet/build.sh"
 out_json="${1:-usbnet-build-matrix.json}"
 work="$(mktemp -d /var/tmp/usbnet-matrix.XXXXXX)"

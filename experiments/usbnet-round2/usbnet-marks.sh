@@ -12,7 +12,7 @@
 # default 8m) can be changed. KVER (default 6.12.117+deb12-amd64; Debian 12's
 # default kernel is 6.1.0-N-amd64) is the guest kernel the lab boots, and
 # names the default module directories. Before each run the host's top
-# CPU users go to NAME/host-top.txt. Summary: scripts/usbnet-marks-summary.py.
+# CPU users go to NAME/host-top.txt. Tables: experiments/usbnet-round2 (Go).
 set -u
 out=${1:?usage: usbnet-marks.sh OUT_DIR [REPS]}
 n=${2:-5}
@@ -54,4 +54,4 @@ for s in ${PARTS:-bql rx}; do
 		i=$((i + 1))
 	done
 done
-python3 "$(dirname "$0")/usbnet-marks-summary.py" "$out" | tee "$out/summary.txt"
+echo "done: $out. Its tables: move it under experiments/usbnet-round2/data/ (or usbnet-round3/) and run make experiments-update" >&2

@@ -2,7 +2,7 @@
 # Runs wirespeed on a table of bad inputs and records, per input, the exit
 # code, the first line of stderr and whether anything was changed, into a
 # JSON file. Usage (as root, so the checks past "needs root" are reached):
-#   scripts/bad-inputs.sh BINARY OUT.json
+#   experiments/bad-inputs/bad-inputs.sh BINARY OUT.json
 # Each input runs in a fresh empty working directory with a fresh empty
 # $WIRESPEED_STATE_DIR, in a network namespace of its own (unshare -n: no
 # host device is in reach), under a 15 s limit. An input counts as "clear"
@@ -14,7 +14,7 @@ BIN=$(readlink -f "$1")
 OUT=$2
 [ "$(id -u)" = 0 ] || { echo "run as root (the checks after 'needs root' are part of the table)" >&2; exit 2; }
 command -v jq >/dev/null || { echo "needs jq" >&2; exit 2; }
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 FIX=$(mktemp -d /tmp/ws-bad-fix-XXXXXX)
 trap 'rm -rf "$FIX"' EXIT
 # Files the inputs name.

@@ -1,0 +1,11 @@
+package all
+
+// The experiments of docs/results.md's sections from usbnet round 2 (issue 12) on.
+import (
+	_ "github.com/wirespeed/wirespeed/experiments/arm64-lab"
+	_ "github.com/wirespeed/wirespeed/experiments/bad-inputs"
+	_ "github.com/wirespeed/wirespeed/experiments/tune-vm"
+	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round3"
+	_ "github.com/wirespeed/wirespeed/experiments/vm-crash-rate"
+)
