@@ -137,7 +137,7 @@ bpf:
 
 # the cost of observe against no tracing and bpftrace (docs/results.md)
 observe-overhead: build
-	scripts/observe-overhead.sh 10 6
+	experiments/observeoverhead/observe-overhead.sh 10 6
 
 clean:
 	rm -rf wirespeed dist

@@ -29,7 +29,7 @@ cp "$REPO/internal/bench/testdata/iperf3-3.12-tcp.json" "$FIX/iperf3.json"
 printf 'x' | gzip > "$FIX/notsnap.tar.gz"
 SNAP="$REPO/testdata/snapshots/rpi4-ax88179.tar.gz"
 # A bench result (the VM lab's), and the same without its samples.
-cp "$REPO/docs/data/doctor/vm-usb-nic/ours/bench-receive.json" "$FIX/bench.json"
+cp "$REPO/experiments/doctorlive/data/vm-usb-nic/ours/bench-receive.json" "$FIX/bench.json"
 jq 'del(.runs[].samples)' "$FIX/bench.json" > "$FIX/nosamples.json"
 
 # TOKEN|ARGS (ARGS split on spaces; @F is the fixture directory)

@@ -65,7 +65,7 @@ func FuzzParseIperf3Version(f *testing.F) {
 // FuzzDecode: a result file is accepted only with bench's schema; show,
 // compare and report read these files from users.
 func FuzzDecode(f *testing.F) {
-	b, err := os.ReadFile("../../docs/data/doctor/vm-usb-nic/stock/bench-receive.json")
+	b, err := os.ReadFile("../../experiments/doctorlive/data/vm-usb-nic/stock/bench-receive.json")
 	if err != nil {
 		f.Fatal(err)
 	}

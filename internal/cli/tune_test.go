@@ -201,7 +201,7 @@ func tuneCrashKills() int {
 // TestTuneCrash kills 'tune apply' with SIGKILL at random points and checks
 // after each kill that 'tune revert --all' restores every value byte for
 // byte. WS_TUNE_CRASH_KILLS sets the number of kills (default 10);
-// WS_TUNE_CRASH_OUT names a JSON file for the tally (scripts/tune-crash.sh).
+// WS_TUNE_CRASH_OUT names a JSON file for the tally (experiments/tunecrash/tune-crash.sh).
 func TestTuneCrash(t *testing.T) {
 	testnet.NeedRoot(t, "ip", "ethtool")
 	if _, err := exec.LookPath("tc"); err != nil {

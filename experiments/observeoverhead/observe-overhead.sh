@@ -1,6 +1,6 @@
 #!/bin/sh
 # Throughput cost of `wirespeed observe` versus no tracing and versus the
-# equivalent bpftrace script (scripts/observe-equivalent.bt), in a host lab:
+# equivalent bpftrace script (experiments/observeoverhead/observe-equivalent.bt), in a host lab:
 # two namespaces, a veth pair, receiver GRO on (veth NAPI + GRO) and sender
 # TSO/GSO/GRO off, so every wire-sized segment passes napi_gro_receive - the
 # busiest case for the tracepoints. TCP bulk with iperf3. Modes: A no
@@ -9,7 +9,7 @@
 # A B L S C, B L S C A, L S C A B, ... so drift on this shared machine hits
 # all alike.
 #
-# Usage: sudo scripts/observe-overhead.sh [REPS] [SECONDS]   (default 6 8;
+# Usage: sudo experiments/observeoverhead/observe-overhead.sh [REPS] [SECONDS]   (default 6 8;
 #        REPS 0: only the program cost part)
 #        WIRESPEED=path/to/wirespeed to use a built binary (default: go build)
 #        STATS=0 to skip the second part
@@ -43,7 +43,7 @@ for t in ip ethtool iperf3 bpftrace python3; do
 	command -v $t >/dev/null || { echo "missing $t" >&2; exit 1; }
 done
 if [ -z "${WIRESPEED:-}" ]; then
-	(cd "$here/.." && go build -o "$work/wirespeed" ./cmd/wirespeed)
+	(cd "$here/../.." && go build -o "$work/wirespeed" ./cmd/wirespeed)
 	WIRESPEED=$work/wirespeed
 fi
 

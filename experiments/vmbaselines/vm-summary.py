@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """vm-summary.py DIR... - one line per 'wirespeed lab vm' result directory
-(from scripts/vm-baselines.sh): outcome, guard, throughput, ICMP RTT idle and
+(from experiments/vmbaselines/vm-baselines.sh): outcome, guard, throughput, ICMP RTT idle and
 under load (p50/p99), per-CPU softirq share during the load, the busiest
 CPU's share of NET_RX softirqs, and observe's RX path class of the device."""
 import json

@@ -61,5 +61,5 @@ for v in $variants; do
 done
 echo "=== bql send: A = stock, B = ours" | tee -a "$out/compare.txt"
 "$ws" compare "$(list bql stock bench-send.json)" "$(list bql ours bench-send.json)" | tee -a "$out/compare.txt"
-python3 "$(dirname "$0")/vm-summary.py" "$out"/*/ | tee "$out/summary.txt"
+python3 "$(dirname "$0")/../vmbaselines/vm-summary.py" "$out"/*/ | tee "$out/summary.txt"
 python3 "$(dirname "$0")/usbnet-ab-summary.py" "$out" | tee "$out/pairs.txt"

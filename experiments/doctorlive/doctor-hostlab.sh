@@ -4,10 +4,10 @@
 # receiver pinned to CPU0, observed under iperf3 load; then GRO on and RPS
 # on CPU1, the same load, observed again. Writes OUT/before.json and
 # OUT/after.json (doctor --json). Needs root, iperf3 and a built ./wirespeed.
-#   scripts/doctor-hostlab.sh [OUT]   (default docs/data/doctor/hostlab)
+#   experiments/doctorlive/doctor-hostlab.sh [OUT]   (default experiments/doctorlive/data/hostlab)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-out=${1:-docs/data/doctor/hostlab}
+cd "$(dirname "$0")/../.."
+out=${1:-experiments/doctorlive/data/hostlab}
 ws=${WIRESPEED:-./wirespeed}
 name=doc$$
 snd=ws-lab-$name-s rcv=ws-lab-$name-r

@@ -7,21 +7,21 @@
 # bench's own eBPF observation is off (--observe off) so that only the
 # exporter's (default: light, 10% sampled) is there when it runs.
 #
-# Usage: sudo scripts/exporter-overhead.sh [PAIRS] [SECONDS] [SCRAPE] [OUTDIR]
-#        (default 6 10 2 docs/data/exporter)
+# Usage: sudo experiments/exporteroverhead/exporter-overhead.sh [PAIRS] [SECONDS] [SCRAPE] [OUTDIR]
+#        (default 6 10 2 experiments/exporteroverhead/data)
 #        WIRESPEED=path/to/wirespeed to use a built binary (default: go build)
 #        EXPORTER_ARGS="..." extra exporter flags (default none)
-# Writes OUTDIR/pairN-{off,on}.json.gz (bench results, gzipped after the
-# summary; zcat or gunzip -k for 'wirespeed show'), OUTDIR/pairN-on.scrapes
-# (one line per scrape: seconds, bytes) and OUTDIR/summary.json, and prints
-# the per-pair ratios.
+# Writes OUTDIR/pairN-{off,on}.json.gz (bench results, gzipped at the end;
+# zcat or gunzip -k for 'wirespeed show'), OUTDIR/pairN-on.scrapes (one line
+# per scrape: seconds, bytes) and OUTDIR/pairN-on.cputicks (the exporter's
+# utime + stime in clock ticks), and prints each run's throughput.
 set -eu
 
 PAIRS=${1:-6}
 SECS=${2:-10}
 SCRAPE=${3:-2}
 here=$(cd "$(dirname "$0")" && pwd)
-OUT=${4:-$here/../docs/data/exporter}
+OUT=${4:-$here/data}
 PORT=${PORT:-19977}
 work=$(mktemp -d)
 
@@ -30,7 +30,7 @@ for t in curl python3 iperf3; do
 	command -v $t >/dev/null || { echo "missing $t" >&2; exit 1; }
 done
 if [ -z "${WIRESPEED:-}" ]; then
-	(cd "$here/.." && go build -o "$work/wirespeed" ./cmd/wirespeed)
+	(cd "$here/../.." && go build -o "$work/wirespeed" ./cmd/wirespeed)
 	WIRESPEED=$work/wirespeed
 fi
 mkdir -p "$OUT"
@@ -93,35 +93,7 @@ while [ $p -le "$PAIRS" ]; do
 	p=$((p + 1))
 done
 
-python3 - "$OUT" "$PAIRS" "$SECS" "$SCRAPE" <<'EOF'
-import json, statistics, sys
-out, pairs, secs, scrape = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-import gzip, os
-def mbit(f):
-    if not os.path.exists(f):  # committed compressed
-        return json.load(gzip.open(f + ".gz"))["runs"][0]["throughput"]["send"]["mbit"]
-    return json.load(open(f))["runs"][0]["throughput"]["send"]["mbit"]
-rows = []
-for p in range(1, pairs + 1):
-    off, on = mbit(f"{out}/pair{p}-off.json"), mbit(f"{out}/pair{p}-on.json")
-    sc = [l.split() for l in open(f"{out}/pair{p}-on.scrapes") if l.strip()]
-    ticks = int(open(f"{out}/pair{p}-on.cputicks").read())
-    rows.append({"pair": p, "order": "off,on" if p % 2 else "on,off", "off_mbit": off, "on_mbit": on,
-                 "ratio": on / off, "scrapes": len(sc),
-                 "scrape_s_median": statistics.median(float(s[0]) for s in sc) if sc else None,
-                 "scrape_bytes_median": statistics.median(int(s[1]) for s in sc) if sc else None,
-                 "exporter_cpu_s": ticks / 100})
-ratios = [r["ratio"] for r in rows]
-summary = {"command": f"sudo scripts/exporter-overhead.sh {pairs} {secs} {scrape}",
-           "bench": f"wirespeed bench --gro on -t {secs}s --observe off",
-           "exporter": f"wirespeed exporter (defaults: --observe light --observe-sample 10% --interval 10s), scraped every {scrape}s with curl",
-           "pairs": rows, "ratio_median": statistics.median(ratios), "ratio_mean": statistics.mean(ratios),
-           "ratio_min": min(ratios), "ratio_max": max(ratios)}
-json.dump(summary, open(f"{out}/summary.json", "w"), indent=1)
-print("pair order   off Mbit/s  on Mbit/s  on/off  scrapes  scrape ms  exporter CPU s")
-for r in rows:
-    print("%4d %-7s %10.0f %10.0f %7.3f %8d %10.1f %14.2f" % (r["pair"], r["order"], r["off_mbit"], r["on_mbit"], r["ratio"],
-          r["scrapes"], 1000 * (r["scrape_s_median"] or 0), r["exporter_cpu_s"]))
-print("median on/off %.3f, mean %.3f (min %.3f, max %.3f)" % (summary["ratio_median"], summary["ratio_mean"], min(ratios), max(ratios)))
-EOF
+# The table in docs/results.md is computed from these files by
+# experiments/exporteroverhead (make experiments-update, after the new files
+# replace data/).
 gzip -9f "$OUT"/pair*-o*.json

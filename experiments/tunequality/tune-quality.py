@@ -2,7 +2,7 @@
 """Tuner quality in the host lab: an exhaustive search over the receiver's
 knobs against 'wirespeed tune apply' from the same mistuned start.
 
-  scripts/tune-quality.py [--bin ./wirespeed] [--reps 2] [--pairs 3]
+  experiments/tunequality/tune-quality.py [--bin ./wirespeed] [--reps 2] [--pairs 3]
                           [--duration 2s] [--validate 6] [--out FILE]
                           [--tuner-args '--guard none']
 
@@ -113,7 +113,7 @@ def main():
     ap.add_argument("--duration", default="2s")
     ap.add_argument("--validate", type=int, default=6)
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--out", default="docs/data/tune-quality/raw.json")
+    ap.add_argument("--out", default="experiments/tunequality/data/raw.json")
     ap.add_argument("--tuner-args", default="", help="extra 'tune apply' flags, e.g. '--guard none' (split on spaces)")
     ap.add_argument("--reuse", help="take the exhaustive search from this earlier result (same space and start)")
     a = ap.parse_args()

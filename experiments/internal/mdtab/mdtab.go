@@ -1,0 +1,64 @@
+// Package mdtab writes the markdown tables experiments/ packages compute
+// for docs/results.md, and reads the raw files they compute them from.
+package mdtab
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Table renders a header and rows as a markdown table: one line per row,
+// cells separated by " | ", a "---" rule under the header.
+func Table(header []string, rows [][]string) string {
+	var b strings.Builder
+	line := func(cells []string) {
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	line(header)
+	rule := make([]string, len(header))
+	for i := range rule {
+		rule[i] = "---"
+	}
+	b.WriteString("|" + strings.Join(rule, "|") + "|\n")
+	for _, r := range rows {
+		if len(r) != len(header) {
+			panic(fmt.Sprintf("mdtab: row of %d cells under a header of %d", len(r), len(header)))
+		}
+		line(r)
+	}
+	return b.String()
+}
+
+// ReadFile reads path, gunzipping it when its name ends in .gz.
+func ReadFile(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.HasSuffix(path, ".gz") {
+		return b, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// ReadJSON decodes the JSON file at path (gzipped if it ends in .gz) into v.
+func ReadJSON(path string, v any) error {
+	b, err := ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
