@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -15,16 +16,18 @@ import (
 )
 
 // DefaultRefresh is how old inspect's full snapshot may grow before a scrape
-// takes a new one, when no link notification asked for one sooner.
-const DefaultRefresh = 30 * time.Second
+// takes a new one when nothing asked for one sooner: it catches what moves
+// with no notification and no knob re-read (irqbalance starting, cpufreq
+// governors, a NAPI's kthread pinned anew).
+const DefaultRefresh = 5 * time.Minute
 
 // snapCache keeps inspect's full snapshot between scrapes. Most of what it
 // holds does not move while a device exists (driver, bus, USB topology, IRQ
 // numbers and chips, NAPI instances, offloads); a scrape re-reads only what
-// moves - interrupt counts, BQL, the threaded switch - and takes a new full
-// snapshot when the old one is older than refresh, when a link notification
-// arrived (a device added or removed, up or down, its features or MTU
-// changed), or when the threaded switch of a device moved.
+// moves - interrupt counts, BQL - and takes a new full snapshot when the old
+// one is older than refresh, when a link or qdisc notification arrived (a
+// device added or removed, up or down, its features, MTU or qdisc changed),
+// or when a knob reads differently (sameKnobs).
 type snapCache struct {
 	refresh time.Duration // <= 0: a full snapshot every scrape
 	dirty   atomic.Bool   // set by the link watcher
@@ -69,13 +72,7 @@ func (e *Exporter) refreshMoving(s *inspect.Snapshot) bool {
 	for i := range s.Devices {
 		d := &s.Devices[i]
 		base := "/sys/class/net/" + d.Name
-		// the threaded switch: a NAPI appearing turns EOPNOTSUPP into 0,
-		// and threads come and go with it
-		t, err := e.fs.ReadString(base + "/threaded")
-		if err != nil {
-			t = inspect.ErrName(err)
-		}
-		if t != d.NAPISysfs.Threaded {
+		if !e.sameKnobs(d) {
 			return false
 		}
 		for j := range d.TXQueues {
@@ -126,12 +123,43 @@ func (e *Exporter) refreshMoving(s *inspect.Snapshot) bool {
 	return true
 }
 
+// sameKnobs says whether the device's knobs still read as the snapshot
+// recorded them: the NAPI switches (a NAPI appearing turns EOPNOTSUPP into 0,
+// and threads come and go with threaded), RPS and XPS masks and the IRQs'
+// affinity - what tune and irqbalance change without a link notification,
+// and what doctor's findings rest on.
+func (e *Exporter) sameKnobs(d *inspect.Device) bool {
+	base := "/sys/class/net/" + d.Name
+	for _, k := range []struct{ file, was string }{{"threaded", d.NAPISysfs.Threaded},
+		{"gro_flush_timeout", d.NAPISysfs.GROFlushTimeout}, {"napi_defer_hard_irqs", d.NAPISysfs.NAPIDeferHardIRQs}} {
+		if k.was != "" && inspect.ReadRawOrErr(e.fs, base+"/"+k.file) != k.was {
+			return false
+		}
+	}
+	for _, q := range d.RXQueues {
+		if v, _ := inspect.ReadAsRecorded(e.fs, base+"/queues/"+q.Name+"/rps_cpus"); v != q.RPSCPUs {
+			return false
+		}
+	}
+	for _, q := range d.TXQueues {
+		if v, _ := inspect.ReadAsRecorded(e.fs, base+"/queues/"+q.Name+"/xps_cpus"); v != q.XPSCPUs {
+			return false
+		}
+	}
+	for _, q := range d.IRQs {
+		if v, _ := inspect.ReadAsRecorded(e.fs, fmt.Sprintf("/proc/irq/%d/smp_affinity", q.Number)); v != q.SMPAffinity {
+			return false
+		}
+	}
+	return true
+}
+
 // watchLinks marks the cache dirty on every rtnetlink link notification
 // (RTM_NEWLINK, RTM_DELLINK: devices added, removed, renamed, up or down,
-// features or MTU changed) until ctx ends. Without the socket the cache
+// features or MTU changed) and qdisc notification until ctx ends. Without the socket the cache
 // still refreshes every refresh interval.
 func (e *Exporter) watchLinks(ctx context.Context) error {
-	conn, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{Groups: unix.RTMGRP_LINK})
+	conn, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{Groups: unix.RTMGRP_LINK | unix.RTMGRP_TC})
 	if err != nil {
 		return err
 	}

@@ -69,15 +69,56 @@ func TestSnapshotCache(t *testing.T) {
 		t.Errorf("interrupt counts of IRQ %s not re-read:\n%s", irq, grepLines(m, "device_interrupts_total"))
 	}
 
-	writeIn(t, snap.FS, "/sys/class/net/usb0/threaded", "1\n")
-	scrape(t, e)
-	if e.cache.gen != 2 {
-		t.Errorf("threaded moved: %d full snapshots, want 2", e.cache.gen)
+	want := e.cache.gen
+	for _, k := range []struct{ file, value string }{
+		{"/sys/class/net/usb0/threaded", "1"},
+		{"/sys/class/net/usb0/queues/rx-0/rps_cpus", "2"},
+		{"/sys/class/net/usb0/gro_flush_timeout", "20000"},
+		{"/proc/irq/24/smp_affinity", "2"},
+	} {
+		writeIn(t, snap.FS, k.file, k.value+"\n")
+		scrape(t, e)
+		if want++; e.cache.gen != want {
+			t.Errorf("%s moved: %d full snapshots, want %d", k.file, e.cache.gen, want)
+		}
+		scrape(t, e)
+		if e.cache.gen != want {
+			t.Errorf("after %s moved, the next scrape took a full snapshot again (%d)", k.file, e.cache.gen)
+		}
 	}
 	e.cache.refresh = -1
 	scrape(t, e)
-	if e.cache.gen != 3 {
-		t.Errorf("refresh < 0: %d full snapshots, want 3", e.cache.gen)
+	if want++; e.cache.gen != want {
+		t.Errorf("refresh < 0: %d full snapshots, want %d", e.cache.gen, want)
+	}
+}
+
+// TestSnapshotCacheKnobErrors: a device whose knobs answer errors (no
+// gro_flush_timeout on an old kernel; threaded's EOPNOTSUPP on a device
+// without NAPI) still reads as unchanged.
+func TestSnapshotCacheKnobErrors(t *testing.T) {
+	snap, err := hostfs.OpenSnapshot("../../testdata/snapshots/vm-usb-nic-stock.tar.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	real, err := snap.FS.RealPath("/sys/class/net/usb0/gro_flush_timeout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(snap.FS.Root, real)); err != nil {
+		t.Fatal(err)
+	}
+	e := New(context.Background(), Options{FS: snap.FS, Refresh: 1 << 40})
+	scrape(t, e)
+	scrape(t, e)
+	if e.cache.gen != 1 {
+		t.Errorf("two scrapes of an unchanged host: %d full snapshots, want 1", e.cache.gen)
+	}
+	for _, d := range e.cache.snap.Devices {
+		if d.Name == "usb0" && !strings.HasPrefix(d.NAPISysfs.GROFlushTimeout, "error:") {
+			t.Errorf("usb0's gro_flush_timeout reads %q; this test wants a knob that answers an error", d.NAPISysfs.GROFlushTimeout)
+		}
 	}
 }
 
