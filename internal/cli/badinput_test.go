@@ -25,6 +25,7 @@ func TestUnclearMessages(t *testing.T) {
 		notWant string
 	}{
 		{[]string{"exporter", "--observe-sample", "150"}, ExitUsage, []string{"--observe-sample", "up to 100%"}, "write 150%"},
+		{[]string{"exporter", "--refresh", "-5s"}, ExitUsage, []string{"--refresh", "want 0 (every scrape) or more"}, "give 0 or a positive duration"},
 		{[]string{"observe", "--sample", "150"}, ExitUsage, []string{"--sample", "up to 100%"}, "write 150%"},
 		{[]string{"observe", "--sample", "50"}, ExitUsage, []string{"write 50%"}, ""},
 		{[]string{"report", docFile, "-o", filepath.Join(dir, "r.html")}, ExitFail, []string{"'wirespeed doctor --json' report", "wirespeed bench --out"}, "Go struct"},

@@ -3,9 +3,11 @@ package exporter
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wirespeed/wirespeed/internal/doctor"
 	"github.com/wirespeed/wirespeed/internal/hostfs"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/procfs"
@@ -14,8 +16,15 @@ import (
 // What a scrape costs on this host, part by part (docs/results.md,
 // "Exporter"): go test -run ^$ -bench . -benchtime 200x ./internal/exporter
 
-func BenchmarkScrape(b *testing.B) {
-	e := New(context.Background(), Options{})
+// BenchmarkScrape: a scrape between full snapshots (cache.go).
+func BenchmarkScrape(b *testing.B) { benchScrape(b, 0) }
+
+// BenchmarkScrapeFull: a scrape that takes a full snapshot, as each one did
+// before the cache and as one in every Refresh/interval does now.
+func BenchmarkScrapeFull(b *testing.B) { benchScrape(b, -1) }
+
+func benchScrape(b *testing.B, refresh time.Duration) {
+	e := New(context.Background(), Options{Refresh: refresh})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(e)
 	for b.Loop() {
@@ -61,6 +70,21 @@ func BenchmarkProcfsReaders(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+}
+
+// BenchmarkDoctor: doctor's rules over this host's snapshot, which a scrape
+// runs when the snapshot or the observation is new.
+func BenchmarkDoctor(b *testing.B) {
+	e := New(context.Background(), Options{})
+	snap, err := e.inspect()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := diagnose(&doctor.Input{Snap: snap}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -129,6 +129,9 @@ type Options struct {
 	// options; nil: no observation (the observe collector reports down).
 	Observe  *observe.Options
 	Interval time.Duration // observation interval; 0: 10 s
+	// Refresh is the longest a scrape reuses inspect's full snapshot
+	// (cache.go); 0: DefaultRefresh; negative: a full snapshot every scrape.
+	Refresh time.Duration
 }
 
 // Exporter is a prometheus.Collector.
@@ -137,9 +140,15 @@ type Exporter struct {
 	version string
 	log     *log.Logger
 
-	mu     sync.Mutex        // one scrape at a time
+	mu     sync.Mutex        // one collection at a time; guards what follows
 	probes map[string]string // IRQ affinity probes: asked once, kept
 	failed map[string]string // collector -> last error logged
+	cache  snapCache
+	docRep *doctor.Report
+
+	flight  sync.Mutex  // guards next and reading
+	next    *collection // the reading the scrapes waiting now will share
+	reading bool        // readLoop runs
 
 	obs       *observer
 	obsErr    error
@@ -158,6 +167,15 @@ func New(ctx context.Context, opts Options) *Exporter {
 	}
 	if e.log == nil {
 		e.log = log.New(discard{}, "", 0)
+	}
+	e.cache.refresh = opts.Refresh
+	if e.cache.refresh == 0 {
+		e.cache.refresh = DefaultRefresh
+	}
+	if e.fs.IsLive() && e.cache.refresh > 0 {
+		if err := e.watchLinks(ctx); err != nil {
+			e.log.Printf("link notifications: %v; the snapshot refreshes every %s only", err, e.cache.refresh)
+		}
 	}
 	if opts.Observe == nil {
 		e.obsErr = fmt.Errorf("observation off (--observe off)")
@@ -226,14 +244,68 @@ func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels 
 	ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
 }
 
-// Collect reads the host and sends the metrics.
+// A collection is one reading of the host, shared by every scrape that
+// arrived before it started.
+type collection struct {
+	done    chan struct{}
+	metrics []prometheus.Metric
+}
+
+// Collect sends the metrics of a reading of the host that started after
+// this scrape arrived. Scrapes that arrive while a reading runs wait for
+// the next one and share it: twenty scrapers at once cost two readings, not
+// twenty in a queue, and no scrape gets numbers older than its request.
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+	e.flight.Lock()
+	c := e.next
+	if c == nil {
+		c = &collection{done: make(chan struct{})}
+		e.next = c
+	}
+	if !e.reading {
+		e.reading = true
+		go e.readLoop()
+	}
+	e.flight.Unlock()
+	<-c.done
+	for _, m := range c.metrics {
+		ch <- m
+	}
+}
+
+// readLoop takes the waiting scrapes' collection, reads the host for it,
+// and goes on while more scrapes wait.
+func (e *Exporter) readLoop() {
+	for {
+		e.flight.Lock()
+		c := e.next
+		e.next = nil
+		if c == nil {
+			e.reading = false
+			e.flight.Unlock()
+			return
+		}
+		e.flight.Unlock()
+		buf := make(chan prometheus.Metric, 256)
+		go func() {
+			e.collect(buf)
+			close(buf)
+		}()
+		for m := range buf {
+			c.metrics = append(c.metrics, m)
+		}
+		close(c.done)
+	}
+}
+
+// collect reads the host and sends the metrics.
+func (e *Exporter) collect(ch chan<- prometheus.Metric) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	gauge(ch, descBuild, 1, e.version)
 
 	t0 := time.Now()
-	snap, err := e.inspect()
+	snap, err := e.snapshot()
 	e.up(ch, CollInspect, t0, err)
 	if snap != nil {
 		e.devices(ch, snap)
@@ -463,12 +535,20 @@ func (e *Exporter) observed(ch chan<- prometheus.Metric, s obsSnapshot) {
 var diagnose = doctor.Diagnose
 
 // doctor exports one gauge per finding and device (a finding on no device
-// has device="").
+// has device=""). The report is kept until the snapshot is taken anew or a
+// new observation interval ends: between those its input has not changed
+// but for counters, and doctor's rules read rates from observations.
 func (e *Exporter) doctor(ch chan<- prometheus.Metric, snap *inspect.Snapshot, obs *observe.Observation) error {
-	rep, err := diagnose(&doctor.Input{Snap: snap, Obs: obs})
-	if err != nil {
-		return err
+	c := &e.cache
+	if !c.docOK || c.docGen != c.gen || c.docObs != any(obs) || e.docRep == nil {
+		rep, err := diagnose(&doctor.Input{Snap: snap, Obs: obs})
+		if err != nil {
+			c.docOK = false
+			return err
+		}
+		e.docRep, c.docGen, c.docObs, c.docOK = rep, c.gen, any(obs), true
 	}
+	rep := e.docRep
 	gauge(ch, descRules, float64(len(rep.Rules)))
 	seen := map[[3]string]bool{}
 	for _, f := range rep.Findings {
