@@ -13,6 +13,8 @@ package observe
 
 import (
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/datapath"
 )
 
 // SchemaVersion names the JSON layout of Observation.
@@ -47,15 +49,16 @@ const (
 	rxKinds     = 5
 )
 
-// RX path classes.
-const (
-	PathNAPIGRO   = "NAPI + GRO"
-	PathNAPINoGRO = "NAPI, no GRO"
-	PathNetifRx   = "netif_rx backlog (no NAPI, no GRO)"
-	PathDirect    = "netif_receive_skb outside NAPI (no GRO)"
-	PathOther     = "unclassified"
-	PathIdle      = "no RX seen"
-	PathBacklog   = "per-CPU backlog NAPIs (process_backlog: netif_rx and RPS queues)"
+// The RX path classes observe tells apart (datapath.Path: typed, written
+// as their text).
+var (
+	PathNAPIGRO   = datapath.NAPIPath(datapath.Yes, datapath.ModeUnset) // "NAPI + GRO"
+	PathNAPINoGRO = datapath.NAPIPath(datapath.No, datapath.ModeUnset)  // "NAPI, no GRO"
+	PathNetifRx   = datapath.NetifRxPath
+	PathDirect    = datapath.DirectPath
+	PathOther     = datapath.OtherPath
+	PathIdle      = datapath.IdlePath
+	PathBacklog   = datapath.BacklogPath
 )
 
 // BacklogDev is the name napi:napi_poll gives the per-CPU backlog NAPIs,
@@ -105,17 +108,17 @@ type EventStatus struct {
 // no ifindex or namespace, so such devices are summed under the one name
 // (NAPI pointers and NAPI ids still tell them apart).
 type Device struct {
-	Name           string   `json:"name"`
-	RXPath         string   `json:"rx_path"`
-	RXPathNote     string   `json:"rx_path_note,omitempty"`
-	GROSegments    uint64   `json:"gro_segments"`      // napi_gro_receive_entry
-	GROBytes       uint64   `json:"gro_bytes"`         // napi_gro_receive_entry len sum
-	Delivered      uint64   `json:"delivered_skbs"`    // netif_receive_skb
-	DeliveredBytes uint64   `json:"delivered_bytes"`   // netif_receive_skb len sum
-	ReceiveEntry   uint64   `json:"receive_skb_entry"` // netif_receive_skb_entry
-	ListEntry      uint64   `json:"receive_list_entry"`
-	NetifRx        uint64   `json:"netif_rx"`
-	GRORatio       *float64 `json:"gro_ratio,omitempty"` // segments per delivered skb
+	Name           string        `json:"name"`
+	RXPath         datapath.Path `json:"rx_path"`
+	RXPathNote     string        `json:"rx_path_note,omitempty"`
+	GROSegments    uint64        `json:"gro_segments"`      // napi_gro_receive_entry
+	GROBytes       uint64        `json:"gro_bytes"`         // napi_gro_receive_entry len sum
+	Delivered      uint64        `json:"delivered_skbs"`    // netif_receive_skb
+	DeliveredBytes uint64        `json:"delivered_bytes"`   // netif_receive_skb len sum
+	ReceiveEntry   uint64        `json:"receive_skb_entry"` // netif_receive_skb_entry
+	ListEntry      uint64        `json:"receive_list_entry"`
+	NetifRx        uint64        `json:"netif_rx"`
+	GRORatio       *float64      `json:"gro_ratio,omitempty"` // segments per delivered skb
 	// Per attached second.
 	GROSegmentsPerSec    float64 `json:"gro_segments_per_s"`
 	DeliveredPerSec      float64 `json:"delivered_skbs_per_s"`
@@ -157,13 +160,24 @@ type HistBin struct {
 // PollContext is where polls ran: softirq, or a task (napi/<dev>-<id>
 // kthread for threaded NAPI, a user task for busy polling).
 type PollContext struct {
-	Kind      string  `json:"kind"` // softirq, thread, task, unknown
-	PID       uint32  `json:"pid,omitempty"`
-	Comm      string  `json:"comm,omitempty"`
-	Polls     uint64  `json:"polls"`
-	Work      uint64  `json:"work"`
-	PollShare float64 `json:"poll_share"`
+	Kind      PollKind `json:"kind"`
+	PID       uint32   `json:"pid,omitempty"`
+	Comm      string   `json:"comm,omitempty"`
+	Polls     uint64   `json:"polls"`
+	Work      uint64   `json:"work"`
+	PollShare float64  `json:"poll_share"`
 }
+
+// PollKind is the context NAPI polls ran in.
+type PollKind string
+
+// Poll contexts as the Observation names them.
+const (
+	PollSoftirq PollKind = "softirq"
+	PollThread  PollKind = "thread" // a napi/<dev>-<id> kthread
+	PollTask    PollKind = "task"   // another task: busy polling
+	PollUnknown PollKind = "unknown"
+)
 
 // NAPICPU is a NAPI's activity on one CPU.
 type NAPICPU struct {

@@ -211,18 +211,18 @@ func Build(r *Raw, m Meta) *Observation {
 		pc := PollContext{Polls: polls, Work: work}
 		switch n.Ctx {
 		case CtxSoftirq:
-			pc.Kind = "softirq"
+			pc.Kind = PollSoftirq
 		case CtxTask:
-			pc.Kind = "task"
+			pc.Kind = PollTask
 			pc.PID = n.PID
 			if m.Comm != nil {
 				pc.Comm = m.Comm(n.PID)
 			}
 			if strings.HasPrefix(pc.Comm, "napi/") {
-				pc.Kind = "thread"
+				pc.Kind = PollThread
 			}
 		default:
-			pc.Kind = "unknown"
+			pc.Kind = PollUnknown
 			pc.PID = n.PID
 		}
 		x.Contexts = append(x.Contexts, pc)

@@ -3,13 +3,15 @@ package observe
 import (
 	"fmt"
 	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/datapath"
 )
 
 // Classify names the RX path of a device from its event counts: gro
 // segments entering GRO, polls by the device's NAPIs that did work, skbs a
 // driver handed over with netif_receive_skb{,_list} (direct), skbs queued
 // with netif_rx, and skbs delivered to the stack.
-func Classify(gro, pollsWithWork, direct, netifRx, delivered uint64) (string, string) {
+func Classify(gro, pollsWithWork, direct, netifRx, delivered uint64) (datapath.Path, string) {
 	total := gro + direct + netifRx
 	note := ""
 	if total > 0 {
