@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/observe"
 )
@@ -102,7 +103,7 @@ func obsDevice(o *observe.Observation, name string) *observe.Device {
 // observedNAPI: the observation saw the device's packets delivered by NAPI
 // polls (with or without GRO), not through netif_rx().
 func observedNAPI(od *observe.Device) bool {
-	return od != nil && (od.RXPath == observe.PathNAPIGRO || od.RXPath == observe.PathNAPINoGRO)
+	return od != nil && od.RXPath.Class() == datapath.NAPI
 }
 
 // observationWins is said where a finding follows the observation against

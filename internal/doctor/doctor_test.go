@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/hostfs"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/observe"
@@ -147,8 +148,8 @@ func TestRules(t *testing.T) {
 		{name: "usbnet with NAPI (our module)", fixture: "rpi4-ax88179", id: "usbnet-no-gro",
 			change: func(t *testing.T, in *Input) {
 				d := dev(t, in.Snap, "eth1")
-				d.Datapath.OwnNAPI = inspect.Tri{State: "yes"}
-				d.Datapath.RXPath = "NAPI + GRO (softirq)"
+				d.Datapath.OwnNAPI = inspect.Tri{State: datapath.Yes}
+				d.Datapath.RXPath = datapath.NAPIPath(datapath.Yes, datapath.Softirq)
 			}},
 		{name: "virtio with NAPI + GRO is no usbnet", fixture: "firecracker-host", id: "usbnet-no-gro"},
 		{name: "wireguard is no usbnet", fixture: "wg-gateway-16", id: "usbnet-no-gro"},
@@ -158,7 +159,7 @@ func TestRules(t *testing.T) {
 			change: func(t *testing.T, in *Input) {
 				d := dev(t, in.Snap, "ws-fx1")
 				d.NAPIs, d.Threads = nil, nil
-				d.Datapath = inspect.Datapath{USBNet: inspect.Tri{State: "no"}, OwnNAPI: inspect.Tri{State: "no"}, RXPath: "no NAPI registered"}
+				d.Datapath = inspect.Datapath{USBNet: inspect.Tri{State: datapath.No}, OwnNAPI: inspect.Tri{State: datapath.No}, RXPath: datapath.NoNAPIPath}
 				setOffload(d, "rx-gro", false, false)
 				d.Stats.RxPackets = ptr(uint64(5000))
 			}, actions: []string{"rx-gro:ws-fx1=on"}},
@@ -234,7 +235,7 @@ func TestRules(t *testing.T) {
 						d.IRQs[i].Counts, d.IRQs[i].Total = []uint64{0, 40000}, 40000
 					}
 				}
-				in.Snap.Host.IRQBalance = inspect.Tri{State: "yes", Evidence: "a process named irqbalance runs"}
+				in.Snap.Host.IRQBalance = inspect.Tri{State: datapath.Yes, Evidence: "a process named irqbalance runs"}
 			}, actions: []string{"irq:39=0"}, text: "irqbalance runs here"},
 		{name: "virtio input on CPU1, output on CPU0", fixture: "firecracker-host", id: "irqs-piled"},
 
@@ -412,7 +413,7 @@ func TestRules(t *testing.T) {
 
 // busyNAPI is an observed device with one NAPI doing 50k packets/s, all of
 // its polls in ctx on cpu.
-func busyNAPI(dev string, cpu int, ctx string) observe.Device {
+func busyNAPI(dev string, cpu int, ctx observe.PollKind) observe.Device {
 	return observe.Device{Name: dev, RXPath: observe.PathNAPIGRO, NAPIs: []observe.NAPI{{
 		Napi: "0xffff1", Polls: 10000, Work: 500000, WorkPerSec: 50000,
 		Contexts: []observe.PollContext{{Kind: ctx, Polls: 10000, Work: 500000, PollShare: 1}},
@@ -438,7 +439,7 @@ func TestHealthy(t *testing.T) {
 	s := fixture(t, "rpi4-ax88179")
 	d := dev(t, s, "eth1")
 	d.Driver = "r8152"
-	d.Datapath = inspect.Datapath{USBNet: inspect.Tri{State: "no"}, OwnNAPI: inspect.Tri{State: "yes"}, RXPath: "NAPI + GRO (softirq)"}
+	d.Datapath = inspect.Datapath{USBNet: inspect.Tri{State: datapath.No}, OwnNAPI: inspect.Tri{State: datapath.Yes}, RXPath: datapath.NAPIPath(datapath.Yes, datapath.Softirq)}
 	d.NAPIs = []inspect.NAPI{{ID: 9}}
 	d.RXQueues[0].RPSCPUs = "e"
 	d.TXQueues[0].BQL.Limit, d.TXQueues[0].BQL.Inflight = ptr(int64(30280)), ptr(int64(0))
@@ -459,10 +460,10 @@ func TestHealthy(t *testing.T) {
 func TestUnknownStaysSilent(t *testing.T) {
 	s := fixture(t, "rpi4-ax88179")
 	d := dev(t, s, "eth1")
-	d.Datapath = inspect.Datapath{USBNet: inspect.Tri{State: "unknown"}, OwnNAPI: inspect.Tri{State: "unknown"}, RXPath: "unknown (napi-get unavailable)"}
+	d.Datapath = inspect.Datapath{USBNet: inspect.Tri{State: datapath.Unknown}, OwnNAPI: inspect.Tri{State: datapath.Unknown}, RXPath: datapath.NoNAPIGetPath}
 	d.RXQueues[0].RPSCPUs = "0"
 	for i := range d.IRQs {
-		d.IRQs[i].Changeable = inspect.Tri{State: "unknown", Evidence: "needs root"}
+		d.IRQs[i].Changeable = inspect.Tri{State: datapath.Unknown, Evidence: "needs root"}
 	}
 	s.Host.Sysctls = nil
 	rep, err := Diagnose(&Input{Snap: s})
@@ -662,7 +663,7 @@ func TestNoNAPISuperPackets(t *testing.T) {
 	mk := func(bytesPerSkb uint64) *Input {
 		in := &Input{Snap: fixture(t, "firecracker-veth-threaded")}
 		d := dev(t, in.Snap, "ws-fx1")
-		d.Datapath = inspect.Datapath{USBNet: inspect.Tri{State: "no"}, OwnNAPI: inspect.Tri{State: "yes"}, RXPath: "NAPI + GRO (threaded)"}
+		d.Datapath = inspect.Datapath{USBNet: inspect.Tri{State: datapath.No}, OwnNAPI: inspect.Tri{State: datapath.Yes}, RXPath: datapath.NAPIPath(datapath.Yes, datapath.Threaded)}
 		in.Obs = &observe.Observation{Devices: []observe.Device{{Name: "ws-fx1", RXPath: observe.PathNetifRx,
 			NetifRx: 1000, Delivered: 1000, DeliveredBytes: 1000 * bytesPerSkb, NetifRxPerSec: 10000}}}
 		return in

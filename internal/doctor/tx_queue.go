@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
@@ -83,7 +84,7 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 				Verify: verifyLatency(d.Name),
 				Fix:    &Fix{},
 			}
-			if d.Datapath.USBNet.State == "yes" && d.USB != nil {
+			if d.Datapath.USBNet.State == datapath.Yes && d.USB != nil {
 				urbs := usbnetTXQueue(d.USB.SpeedMbps)
 				mtu := 1500
 				if d.Link.MTU != nil {

@@ -2,9 +2,9 @@ package inspect
 
 import (
 	"fmt"
-	"github.com/wirespeed/wirespeed/internal/datapath"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/procfs"
 )
 
