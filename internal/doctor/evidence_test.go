@@ -47,7 +47,7 @@ func checkTraceable(t *testing.T, in *Input, rep *Report) {
 	for _, f := range rep.Findings {
 		for _, e := range f.Evidence {
 			root := snap
-			if e.Source == "observation" {
+			if e.Source == FromObservation {
 				root = obs
 			}
 			if err := resolve(root, e.Field); err != nil {

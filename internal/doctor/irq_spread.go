@@ -26,7 +26,7 @@ type irqUse struct {
 	name   string
 	hot    int
 	total  uint64
-	source string
+	source EvidenceSource
 	field  string
 }
 

@@ -48,7 +48,7 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 		for i := range d.IRQs {
 			irq := &d.IRQs[i]
 			counts, src, field := in.irqCounts(d.Name, irq)
-			if counts.Total < busyIRQ && !(src != "snapshot" && counts.Total >= 100) {
+			if counts.Total < busyIRQ && !(src != FromSnapshot && counts.Total >= 100) {
 				continue
 			}
 			hot, share := hotCPU(counts)

@@ -63,10 +63,10 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 			continue
 		}
 		tx := u64(d.Stats.TxPackets)
-		txSrc := "snapshot"
+		txSrc := FromSnapshot
 		if in.Before != nil {
 			if b := deviceByName(in.Before, d.Name); b != nil && b.Stats.TxPackets != nil {
-				tx, txSrc = tx-u64(b.Stats.TxPackets), "delta"
+				tx, txSrc = tx-u64(b.Stats.TxPackets), FromDelta
 			}
 		}
 		unused, ev := bqlUnused(d)
