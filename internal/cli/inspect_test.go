@@ -128,14 +128,14 @@ func TestInspectVethIntegration(t *testing.T) {
 	l.inB(t, "ethtool", "-K", l.b, "gro", "off")
 	s, _ := l.inspect(t, "--json", l.b)
 	d := s.Devices[0]
-	if d.Driver != "veth" || len(d.NAPIs) != 0 || d.Datapath.RXPath != "no NAPI registered" {
+	if d.Driver != "veth" || len(d.NAPIs) != 0 || d.Datapath.RXPath.String() != "no NAPI registered" {
 		t.Fatalf("GRO off: driver %q napis %d path %q", d.Driver, len(d.NAPIs), d.Datapath.RXPath)
 	}
 
 	l.inB(t, "ethtool", "-K", l.b, "gro", "on")
 	s, _ = l.inspect(t, "--json", l.b)
 	d = s.Devices[0]
-	if len(d.NAPIs) != 1 || d.NAPIs[0].ID == 0 || d.Datapath.RXPath != "NAPI + GRO (softirq)" {
+	if len(d.NAPIs) != 1 || d.NAPIs[0].ID == 0 || d.Datapath.RXPath.String() != "NAPI + GRO (softirq)" {
 		t.Fatalf("GRO on: napis %+v path %q", d.NAPIs, d.Datapath.RXPath)
 	}
 
@@ -151,7 +151,7 @@ func TestInspectVethIntegration(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(comm)) != wantComm || n.Thread.Comm != wantComm {
 		t.Errorf("thread pid %d: comm %q (%v), inspect says %q, want %q", *n.PID, comm, err, n.Thread.Comm, wantComm)
 	}
-	if d.Datapath.RXPath != "NAPI + GRO (threaded)" || d.NAPISysfs.Threaded != "1" {
+	if d.Datapath.RXPath.String() != "NAPI + GRO (threaded)" || d.NAPISysfs.Threaded != "1" {
 		t.Errorf("threaded: path %q sysfs %q", d.Datapath.RXPath, d.NAPISysfs.Threaded)
 	}
 
@@ -203,7 +203,7 @@ func TestInspectNotRoot(t *testing.T) {
 	}
 	for _, d := range s.Devices {
 		for _, q := range d.IRQs {
-			if q.Changeable.State == "yes" {
+			if q.Changeable.State.String() == "yes" {
 				t.Errorf("%s irq %d: changeable %q without a probe", d.Name, q.Number, q.Changeable.State)
 			}
 		}

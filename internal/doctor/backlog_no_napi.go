@@ -2,9 +2,9 @@ package doctor
 
 import (
 	"fmt"
-	"strings"
 
-	"github.com/wirespeed/wirespeed/internal/observe"
+	"github.com/wirespeed/wirespeed/internal/datapath"
+	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
 // Rule rx-no-napi: a device (other than usbnet and mt76 USB WiFi, which
@@ -26,13 +26,13 @@ func init() {
 func checkNoNAPI(in *Input) ([]Finding, []Skipped) {
 	var out []Finding
 	for _, d := range in.devices() {
-		if d.Driver == "loopback" || d.Datapath.USBNet.State == "yes" || !isUp(d) ||
-			(d.Wireless != nil && d.Wireless.Family == "mt76 USB") { // mt76u-no-gro's
+		if d.Driver == "loopback" || d.Datapath.USBNet.State == datapath.Yes || !isUp(d) ||
+			(d.Wireless != nil && d.Wireless.Family == inspect.FamilyMT76USB) { // mt76u-no-gro's
 			continue
 		}
 		od := obsDevice(in.Obs, d.Name)
-		noNAPI := d.Datapath.OwnNAPI.State == "no" && strings.HasPrefix(d.Datapath.RXPath, "no NAPI")
-		seen := od != nil && od.RXPath == observe.PathNetifRx
+		noNAPI := d.Datapath.OwnNAPI.State == datapath.No && d.Datapath.RXPath.Class() == datapath.NoNAPI
+		seen := od != nil && od.RXPath.Class() == datapath.NetifRx
 		if !noNAPI && !seen || noNAPI && observedNAPI(od) {
 			continue // the observation saw NAPI polls deliver: it wins over the snapshot's inference
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/observe"
 )
@@ -18,15 +19,15 @@ func devField(d *inspect.Device, field string) string {
 }
 
 func snapEv(field string, format string, a ...any) Evidence {
-	return Evidence{Source: "snapshot", Field: field, Value: fmt.Sprintf(format, a...)}
+	return Evidence{Source: FromSnapshot, Field: field, Value: fmt.Sprintf(format, a...)}
 }
 
 func obsEv(field string, format string, a ...any) Evidence {
-	return Evidence{Source: "observation", Field: field, Value: fmt.Sprintf(format, a...)}
+	return Evidence{Source: FromObservation, Field: field, Value: fmt.Sprintf(format, a...)}
 }
 
 func deltaEv(field string, format string, a ...any) Evidence {
-	return Evidence{Source: "delta", Field: field, Value: fmt.Sprintf(format, a...)}
+	return Evidence{Source: FromDelta, Field: field, Value: fmt.Sprintf(format, a...)}
 }
 
 // sysctl returns a net.core (or other recorded) sysctl's value.
@@ -102,7 +103,7 @@ func obsDevice(o *observe.Observation, name string) *observe.Device {
 // observedNAPI: the observation saw the device's packets delivered by NAPI
 // polls (with or without GRO), not through netif_rx().
 func observedNAPI(od *observe.Device) bool {
-	return od != nil && (od.RXPath == observe.PathNAPIGRO || od.RXPath == observe.PathNAPINoGRO)
+	return od != nil && od.RXPath.Class() == datapath.NAPI
 }
 
 // observationWins is said where a finding follows the observation against
@@ -250,7 +251,7 @@ func commands(acts []Action) []string {
 // irqCounts picks the best evidence of where an IRQ fires: the
 // observation's per-CPU counts (runtime), else the counts that moved
 // between two readings, else the counts since boot.
-func (in *Input) irqCounts(dev string, irq *inspect.IRQ) (*inspect.IRQ, string, string) {
+func (in *Input) irqCounts(dev string, irq *inspect.IRQ) (*inspect.IRQ, EvidenceSource, string) {
 	field := devField(&inspect.Device{Name: dev}, fmt.Sprintf("irqs[%d].counts", irq.Number))
 	if in.Obs != nil {
 		for _, o := range in.Obs.IRQs {
@@ -259,13 +260,13 @@ func (in *Input) irqCounts(dev string, irq *inspect.IRQ) (*inspect.IRQ, string, 
 			}
 			c := *irq
 			c.Counts, c.CountCPUs, c.Total = append([]uint64(nil), o.PerCPU...), nil, o.Count
-			return &c, "observation", fmt.Sprintf("irqs[%d].per_cpu", irq.Number)
+			return &c, FromObservation, fmt.Sprintf("irqs[%d].per_cpu", irq.Number)
 		}
 	}
 	if d := in.irqDelta(dev, irq); d != nil {
-		return d, "delta", field
+		return d, FromDelta, field
 	}
-	return irq, "snapshot", field
+	return irq, FromSnapshot, field
 }
 
 // crowded returns, in order, the CPUs holding two or more of something.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
@@ -118,7 +119,7 @@ func TestMT76UThreadedNAPI(t *testing.T) {
 	got, _ = findings(t, "mt7921u-stock", func(in *Input) {
 		d := dev(t, in.Snap, "wlan0")
 		d.Wireless.RXWorkers = nil
-		d.Datapath = inspect.Datapath{USBNet: inspect.Tri{State: "no"}, OwnNAPI: inspect.Tri{State: "unknown"}, RXPath: "unknown (mt76 USB: no RX kthread seen)"}
+		d.Datapath = inspect.Datapath{USBNet: inspect.Tri{State: datapath.No}, OwnNAPI: inspect.Tri{State: datapath.Unknown}, RXPath: datapath.MT76UnseenPath}
 	})
 	expect(t, got, nil, "mt76u-no-gro", "rx-no-napi")
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
@@ -52,7 +53,7 @@ func Diagnose(in *Input) (*Report, error) {
 		Source: Source{Snapshot: "live", Root: in.Snap.Source.Root, Before: in.Before != nil},
 		Rules:  Rules(),
 	}
-	if in.Snap.Source.Kind == "snapshot" {
+	if in.Snap.Source.Kind == inspect.SourceSnapshot {
 		rep.Source.Snapshot = in.Snap.Source.File
 	}
 	if in.Obs != nil {
@@ -79,6 +80,7 @@ func Diagnose(in *Input) (*Report, error) {
 		}
 		rep.Skipped = append(rep.Skipped, sk...)
 	}
+	rep.Skipped = append(rep.Skipped, unrecognisedPaths(in)...)
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		a, b := rep.Findings[i], rep.Findings[j]
 		if a.Severity.Rank() != b.Severity.Rank() {
@@ -118,6 +120,33 @@ func (in *Input) devices() []*inspect.Device {
 			continue
 		}
 		out = append(out, d)
+	}
+	return out
+}
+
+// unrecognisedPaths says where an RX path is text this version does not
+// know (a snapshot or observation from another version): the rules that
+// branch on the path's class take it for no class at all, and say so
+// rather than guess one from its words.
+func unrecognisedPaths(in *Input) []Skipped {
+	var out []Skipped
+	why := func(src, field string, p datapath.Path) string {
+		return fmt.Sprintf("%s %s %q is not an RX path this version knows: the rules that read it (rx-no-napi, usbnet-no-gro) take it for neither NAPI nor netif_rx", src, field, p)
+	}
+	for _, d := range in.devices() {
+		if p := d.Datapath.RXPath; p.Class() == datapath.Unrecognised && !p.IsZero() {
+			out = append(out, Skipped{Rule: "*", Device: d.Name, Reason: why("snapshot", "datapath.rx_path", p)})
+		}
+	}
+	if in.Obs != nil {
+		for _, od := range in.Obs.Devices {
+			if len(in.Ifaces) > 0 && !slices.Contains(in.Ifaces, od.Name) {
+				continue
+			}
+			if p := od.RXPath; p.Class() == datapath.Unrecognised && !p.IsZero() {
+				out = append(out, Skipped{Rule: "*", Device: od.Name, Reason: why("observation", "rx_path", p)})
+			}
+		}
 	}
 	return out
 }

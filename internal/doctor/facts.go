@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
@@ -223,39 +224,39 @@ func (k Kernel) InRange(r Range) (in, known bool) {
 	return k.Patch >= lo.Patch && k.Patch <= hi.Patch, true
 }
 
-// Has says whether kernel release rel has fact key: "yes", "no" or
-// "unknown" (no release known for the fact, or a stable backport that
+// Has says whether kernel release rel has fact key: Yes, No or Unknown
+// (no release known for the fact, or a stable backport that
 // needs the patch level the name does not carry). A stable range counts
 // as having it.
-func Has(rel, key string) string {
+func Has(rel, key string) datapath.State {
 	f := fact(key)
 	k, ok := ParseKernel(rel)
 	if !ok {
-		return "unknown"
+		return datapath.Unknown
 	}
 	if f.Release != "" && k.AtLeast(f.Release) {
-		return "yes"
+		return datapath.Yes
 	}
 	for _, r := range f.Stable {
 		in, known := k.InRange(r)
 		if !known {
-			return "unknown"
+			return datapath.Unknown
 		}
 		if in {
-			return "yes"
+			return datapath.Yes
 		}
 	}
 	if f.Release == "" {
-		return "unknown"
+		return datapath.Unknown
 	}
-	return "no"
+	return datapath.No
 }
 
 // usbnetHasBQL: d is on a usbnet that calls the BQL hooks because its
 // kernel has them in tree. After the interface is opened again the limit
 // reads 0 while tx_packets keeps its count, so the readings prove nothing.
 func usbnetHasBQL(kernel string, d *inspect.Device) bool {
-	return d.Datapath.USBNet.State == "yes" && Has(kernel, "usbnet-bql") == "yes"
+	return d.Datapath.USBNet.State == datapath.Yes && Has(kernel, "usbnet-bql") == datapath.Yes
 }
 
 // patchUnknownNote says why a Debian/Ubuntu ABI name leaves a question open.
@@ -278,11 +279,11 @@ const ModuleVersion = "0.2"
 // moduleRefusal says, as build.sh and dkms.conf do, why kernel k gets no
 // module and what the user can do instead.
 func moduleRefusal(k string) []string {
-	if Has(k, "usbnet-bql") == "yes" {
+	if Has(k, "usbnet-bql") == datapath.Yes {
 		bql := fact("usbnet-bql")
 		out := []string{"# wirespeed's usbnet module (kernel/usbnet) is not for kernel " + k + ": Linux " + bql.Release +
 			"+ has usbnet's BQL in tree; only the NAPI + GRO half is still missing upstream, and the module builds for " + ModuleKernelsText + " only"}
-		if fix := fact("usbnet-bql-resume-fix"); Has(k, fix.Key) != "yes" {
+		if fix := fact("usbnet-bql-resume-fix"); Has(k, fix.Key) != datapath.Yes {
 			out = append(out, "# if this device suspends (USB autosuspend, system sleep), check that kernel "+k+" carries \""+fix.Commit+
 				"\" ("+fix.What+")")
 		}

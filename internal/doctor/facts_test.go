@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/datapath"
 )
 
 func TestParseKernel(t *testing.T) {
@@ -39,21 +41,24 @@ func TestParseKernel(t *testing.T) {
 }
 
 func TestHas(t *testing.T) {
-	for _, c := range []struct{ rel, key, want string }{
-		{"6.19.10+deb14-amd64", "usbnet-bql", "yes"},
-		{"7.0.1", "usbnet-bql", "yes"},
-		{"6.18.44", "usbnet-bql", "no"},
-		{"6.12.117+deb12-arm64", "usbnet-bql", "no"},
-		{"6.16.0", "wg-threaded-default", "yes"},
-		{"6.12.48+deb13-amd64", "wg-threaded-default", "yes"}, // the stable backport
-		{"6.12.74+deb13-amd64", "wg-threaded-default", "no"},  // reverted
-		{"6.12.33", "wg-threaded-default", "no"},
-		{"6.1.0-56-amd64", "wg-threaded-default", "unknown"}, // 6.1.142-6.1.163 or not: the name cannot say
-		{"6.6.94", "wg-threaded-default", "yes"},
-		{"5.10.200", "wg-threaded-default", "no"},
-		{"6.19.3", "mt76u-threaded-napi", "unknown"}, // no release yet
-		{"5.12.0", "threaded-sysfs", "yes"},
-		{"5.11.22", "threaded-sysfs", "no"},
+	for _, c := range []struct {
+		rel, key string
+		want     datapath.State
+	}{
+		{"6.19.10+deb14-amd64", "usbnet-bql", datapath.Yes},
+		{"7.0.1", "usbnet-bql", datapath.Yes},
+		{"6.18.44", "usbnet-bql", datapath.No},
+		{"6.12.117+deb12-arm64", "usbnet-bql", datapath.No},
+		{"6.16.0", "wg-threaded-default", datapath.Yes},
+		{"6.12.48+deb13-amd64", "wg-threaded-default", datapath.Yes}, // the stable backport
+		{"6.12.74+deb13-amd64", "wg-threaded-default", datapath.No},  // reverted
+		{"6.12.33", "wg-threaded-default", datapath.No},
+		{"6.1.0-56-amd64", "wg-threaded-default", datapath.Unknown}, // 6.1.142-6.1.163 or not: the name cannot say
+		{"6.6.94", "wg-threaded-default", datapath.Yes},
+		{"5.10.200", "wg-threaded-default", datapath.No},
+		{"6.19.3", "mt76u-threaded-napi", datapath.Unknown}, // no release yet
+		{"5.12.0", "threaded-sysfs", datapath.Yes},
+		{"5.11.22", "threaded-sysfs", datapath.No},
 	} {
 		if got := Has(c.rel, c.key); got != c.want {
 			t.Errorf("Has(%s, %s) = %s, want %s", c.rel, c.key, got, c.want)

@@ -3,6 +3,8 @@ package doctor
 import (
 	"fmt"
 	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/datapath"
 )
 
 // Rule gro-off: a device with a NAPI has GRO turned off. Rule
@@ -31,7 +33,7 @@ func checkGROOff(in *Input) ([]Finding, []Skipped) {
 	}
 	fwd, fwdKnown := sysctl(in.Snap, "net.ipv4.ip_forward")
 	for _, d := range in.devices() {
-		if d.Datapath.OwnNAPI.State != "yes" {
+		if d.Datapath.OwnNAPI.State != datapath.Yes {
 			continue
 		}
 		on, fixed := offload(d, "rx-gro")

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/datapath"
 )
 
 // Rule irqs-piled: interrupts of busy devices that could be moved all run
@@ -24,7 +26,7 @@ type irqUse struct {
 	name   string
 	hot    int
 	total  uint64
-	source string
+	source EvidenceSource
 	field  string
 }
 
@@ -52,7 +54,7 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 				continue
 			}
 			used[hot] = true
-			if counts.Total < busyIRQ || share < 0.9 || irq.Changeable.State == "no" {
+			if counts.Total < busyIRQ || share < 0.9 || irq.Changeable.State == datapath.No {
 				continue
 			}
 			byCPU[hot] = append(byCPU[hot], irqUse{d.Name, irq.Number, strings.Join(irq.Actions, ","), hot, counts.Total, src, field})
@@ -94,10 +96,10 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 		}
 		f.Fix.Commands = commands(f.Fix.Actions)
 		switch ib := in.Snap.Host.IRQBalance; ib.State {
-		case "yes":
+		case datapath.Yes:
 			f.Evidence = append(f.Evidence, snapEv("host.irqbalance", "yes (%s)", ib.Evidence))
 			f.Why += " irqbalance runs here and left them together (it places by load class, and may move them back after a fix)."
-		case "no":
+		case datapath.No:
 			f.Evidence = append(f.Evidence, snapEv("host.irqbalance", "no"))
 			f.Fix.Caveat = "irqbalance does not run: these affinities stay until reboot unless made persistent (wirespeed tune persist)."
 		default:

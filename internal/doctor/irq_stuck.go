@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
@@ -43,18 +44,18 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 		if !physical(d) || !isUp(d) || len(d.IRQs) == 0 {
 			continue
 		}
-		single := d.Datapath.USBNet.State == "yes" || d.Datapath.OwnNAPI.State == "no"
+		single := d.Datapath.USBNet.State == datapath.Yes || d.Datapath.OwnNAPI.State == datapath.No
 		for i := range d.IRQs {
 			irq := &d.IRQs[i]
 			counts, src, field := in.irqCounts(d.Name, irq)
-			if counts.Total < busyIRQ && !(src != "snapshot" && counts.Total >= 100) {
+			if counts.Total < busyIRQ && !(src != FromSnapshot && counts.Total >= 100) {
 				continue
 			}
 			hot, share := hotCPU(counts)
 			if share < 0.95 {
 				continue
 			}
-			cannotMove := irq.Changeable.State == "no"
+			cannotMove := irq.Changeable.State == datapath.No
 			if !cannotMove && !single {
 				continue // a movable IRQ of a NAPI device: irqs-piled's business
 			}
@@ -65,11 +66,11 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 					Value: fmt.Sprintf("%.0f%% of %d on CPU%d", share*100, counts.Total, hot)},
 				snapEv(devField(d, fmt.Sprintf("irqs[%d].affinity_changeable", irq.Number)), "%s (%s)", irq.Changeable.State, irq.Changeable.Evidence),
 			}
-			if d.Datapath.USBNet.State == "yes" || d.Datapath.OwnNAPI.State == "no" {
+			if d.Datapath.USBNet.State == datapath.Yes || d.Datapath.OwnNAPI.State == datapath.No {
 				ev = append(ev, snapEv(devField(d, "datapath.rx_path"), "%s", d.Datapath.RXPath))
 			}
 			var unchecked []string
-			if irq.Changeable.State == "unknown" {
+			if irq.Changeable.State == datapath.Unknown {
 				unchecked = append(unchecked, "whether the IRQ can move: the affinity probe needs root ("+irq.Changeable.Evidence+")")
 			}
 			if in.Obs != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/observe"
 )
 
@@ -54,7 +55,7 @@ func TestUSBNet619(t *testing.T) {
 	}
 	// An x86 MSI that cannot move: still no Pi sentence.
 	m = kfindings(t, "usbnet-619", func(in *Input) {
-		dev(t, in.Snap, "eth1").IRQs[0].Changeable.State = "no"
+		dev(t, in.Snap, "eth1").IRQs[0].Changeable.State = datapath.No
 	})
 	if strings.Contains(m["irq-stuck-rps-off"].Why, "Raspberry Pi") {
 		t.Errorf("x86, IRQ cannot move: %s", m["irq-stuck-rps-off"].Why)
@@ -136,12 +137,12 @@ func TestWireGuardGateways(t *testing.T) {
 // an observation of NAPI delivery wins.
 func TestWireGuardObservedNAPI(t *testing.T) {
 	s := fixture(t, "wg-gw-softirq")
-	if d := dev(t, s, "wg0"); d.Datapath.OwnNAPI.State != "yes" {
+	if d := dev(t, s, "wg0"); d.Datapath.OwnNAPI.State != datapath.Yes {
 		t.Errorf("wg0 without threads: own_napi %+v", d.Datapath.OwnNAPI)
 	}
 	m := kfindings(t, "wg-gw-softirq", func(in *Input) {
 		d := dev(t, in.Snap, "wg0")
-		d.Datapath.OwnNAPI.State, d.Datapath.RXPath = "no", "no NAPI registered" // an older wirespeed's inference
+		d.Datapath.OwnNAPI.State, d.Datapath.RXPath = datapath.No, datapath.NoNAPIPath // an older wirespeed's inference
 		in.Obs = &observe.Observation{Devices: []observe.Device{{Name: "wg0", RXPath: observe.PathNAPINoGRO, Delivered: 1000, DeliveredBytes: 1400000}}}
 	})
 	if f, ok := m["rx-no-napi"]; ok {

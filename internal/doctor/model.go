@@ -54,13 +54,22 @@ type Input struct {
 // Evidence is one fact a finding fired on, traceable to a field of the
 // snapshot or observation.
 type Evidence struct {
-	// Source is "snapshot", "observation" or "delta" (Before -> Snap).
-	Source string `json:"source"`
+	Source EvidenceSource `json:"source"`
 	// Field is the JSON path of the fact in its source, as in the
 	// schemas: "devices[eth0].datapath.rx_path", "cpus[0].net_rx_share".
 	Field string `json:"field"`
 	Value string `json:"value"`
 }
+
+// EvidenceSource is where an Evidence's field is.
+type EvidenceSource string
+
+// Evidence sources.
+const (
+	FromSnapshot    EvidenceSource = "snapshot"
+	FromObservation EvidenceSource = "observation"
+	FromDelta       EvidenceSource = "delta" // a counter that moved, Before -> Snap
+)
 
 // Action is one change `wirespeed tune` can apply, read back and revert.
 // Kinds are the Kind* constants; Target and Value are in the terms of the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
@@ -39,14 +40,16 @@ func isWiFi(d *inspect.Device) bool { return d.Wireless != nil }
 
 // isMac80211: a SoftMAC WiFi interface, whose TX goes through mac80211's
 // own queues.
-func isMac80211(d *inspect.Device) bool { return d.Wireless != nil && d.Wireless.Stack == "mac80211" }
+func isMac80211(d *inspect.Device) bool {
+	return d.Wireless != nil && d.Wireless.Stack == inspect.StackMac80211
+}
 
 func checkMT76U(in *Input) ([]Finding, []Skipped) {
 	commit, where := mt76uNAPI()
 	var out []Finding
 	for _, d := range in.devices() {
 		w := d.Wireless
-		if w == nil || w.Family != "mt76 USB" || d.Datapath.OwnNAPI.State != "no" || !isUp(d) {
+		if w == nil || w.Family != inspect.FamilyMT76USB || d.Datapath.OwnNAPI.State != datapath.No || !isUp(d) {
 			continue
 		}
 		f := Finding{

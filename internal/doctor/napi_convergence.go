@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
+	"github.com/wirespeed/wirespeed/internal/observe"
 )
 
 // Rule napi-convergence: several busy NAPIs (WireGuard peers, several
@@ -58,7 +60,7 @@ func checkNAPIConvergence(in *Input) ([]Finding, []Skipped) {
 		for _, n := range od.NAPIs {
 			soft := 0.0
 			for _, c := range n.Contexts {
-				if c.Kind == "softirq" {
+				if c.Kind == observe.PollSoftirq {
 					soft += c.PollShare
 				}
 			}
@@ -125,7 +127,7 @@ func deviceByName(s *inspect.Snapshot, name string) *inspect.Device {
 // kernel has napi-set threaded and the NAPIs have ids, else the device-wide
 // sysfs knob.
 func threadedActions(s *inspect.Snapshot, d *inspect.Device) []Action {
-	if s.Host.Features.PerNAPIThreaded.State == "yes" && len(d.NAPIs) > 0 {
+	if s.Host.Features.PerNAPIThreaded.State == datapath.Yes && len(d.NAPIs) > 0 {
 		var acts []Action
 		for _, n := range d.NAPIs {
 			acts = append(acts, Action{ID: fmt.Sprintf("napi-threaded:%s:%d", d.Name, n.ID), Kind: KindNAPI, Device: d.Name,

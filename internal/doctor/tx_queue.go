@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
@@ -62,10 +63,10 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 			continue
 		}
 		tx := u64(d.Stats.TxPackets)
-		txSrc := "snapshot"
+		txSrc := FromSnapshot
 		if in.Before != nil {
 			if b := deviceByName(in.Before, d.Name); b != nil && b.Stats.TxPackets != nil {
-				tx, txSrc = tx-u64(b.Stats.TxPackets), "delta"
+				tx, txSrc = tx-u64(b.Stats.TxPackets), FromDelta
 			}
 		}
 		unused, ev := bqlUnused(d)
@@ -83,7 +84,7 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 				Verify: verifyLatency(d.Name),
 				Fix:    &Fix{},
 			}
-			if d.Datapath.USBNet.State == "yes" && d.USB != nil {
+			if d.Datapath.USBNet.State == datapath.Yes && d.USB != nil {
 				urbs := usbnetTXQueue(d.USB.SpeedMbps)
 				mtu := 1500
 				if d.Link.MTU != nil {

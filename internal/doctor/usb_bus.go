@@ -40,9 +40,9 @@ func checkUSBBus(in *Input) ([]Finding, []Skipped) {
 			continue
 		}
 		link := 0
-		src := ""
+		fromLink := false // else from the driver
 		if d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
-			link, src = *d.Link.SpeedMbps, "link"
+			link, fromLink = *d.Link.SpeedMbps, true
 			if cdcSpeedClass[d.Driver] && float64(link) <= usb {
 				// a speed at or below the device's own USB rate, from a
 				// CDC speed notification: a phone or another USB gadget
@@ -51,7 +51,7 @@ func checkUSBBus(in *Input) ([]Finding, []Skipped) {
 				continue
 			}
 		} else if g := gigabitUSB[d.Driver]; g > 0 {
-			link, src = g, "driver"
+			link = g
 		}
 		// USB 2 carries ~35-40 MB/s of payload at best; USB 3 (5 Gbit/s)
 		// ~3.2-4 Gbit/s after 8b/10b and protocol overhead.
@@ -71,7 +71,7 @@ func checkUSBBus(in *Input) ([]Finding, []Skipped) {
 				}},
 				Verify: verifyRX(d.Name),
 			}
-			if src == "link" {
+			if fromLink {
 				f.Evidence = append(f.Evidence, snapEv(devField(d, "link.speed_mbps"), "%d", link))
 			} else {
 				f.Evidence = append(f.Evidence, snapEv(devField(d, "driver"), "%s (a %d Mbit/s adapter)", d.Driver, link))

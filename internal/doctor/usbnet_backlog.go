@@ -3,8 +3,8 @@ package doctor
 import (
 	"fmt"
 
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
-	"github.com/wirespeed/wirespeed/internal/observe"
 )
 
 // Rule usbnet-no-gro: a USB NIC on usbnet hands every received frame to
@@ -22,7 +22,7 @@ func init() {
 func checkUSBNet(in *Input) ([]Finding, []Skipped) {
 	var out []Finding
 	for _, d := range in.devices() {
-		if d.Datapath.USBNet.State != "yes" || d.Datapath.OwnNAPI.State == "yes" {
+		if d.Datapath.USBNet.State != datapath.Yes || d.Datapath.OwnNAPI.State == datapath.Yes {
 			continue // not usbnet, or a usbnet with NAPI (our module)
 		}
 		od := obsDevice(in.Obs, d.Name)
@@ -48,7 +48,7 @@ func checkUSBNet(in *Input) ([]Finding, []Skipped) {
 		}
 		if od != nil && od.NetifRx > 0 {
 			f.Evidence = append(f.Evidence, obsEv(fmt.Sprintf("devices[%s].rx_path", d.Name), "%s, %.0f netif_rx/s", od.RXPath, od.NetifRxPerSec))
-			if od.RXPath == observe.PathNetifRx && od.NetifRxPerSec >= 20000 {
+			if od.RXPath.Class() == datapath.NetifRx && od.NetifRxPerSec >= 20000 {
 				f.Severity = Crit
 				f.Impact = 85
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
@@ -100,7 +101,7 @@ func checkWGThreaded(in *Input) ([]Finding, []Skipped) {
 		f.Evidence = append(f.Evidence, snapEv(devField(d, "napi_sysfs.threaded"), "%s (%d napi/%s-* threads)", d.NAPISysfs.Threaded, len(d.Threads), d.Name))
 	}
 	by := "set by hand or by a tool: this kernel predates the default"
-	if Has(rel, f0.Key) == "yes" {
+	if Has(rel, f0.Key) == datapath.Yes {
 		by = "WireGuard's default on this kernel"
 	}
 	f.Title = fmt.Sprintf("%s: threaded NAPI (%s)", nameList(names), by)

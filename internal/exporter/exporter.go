@@ -375,8 +375,8 @@ func (e *Exporter) inspect() (*inspect.Snapshot, error) {
 func (e *Exporter) devices(ch chan<- prometheus.Metric, snap *inspect.Snapshot) {
 	for _, d := range snap.Devices {
 		gauge(ch, descDevInfo, 1, d.Name, d.Driver, d.Bus)
-		if d.Datapath.RXPath != "" {
-			gauge(ch, descRXPath, 1, d.Name, d.Datapath.RXPath)
+		if !d.Datapath.RXPath.IsZero() {
+			gauge(ch, descRXPath, 1, d.Name, d.Datapath.RXPath.String())
 		}
 		switch d.NAPISysfs.Threaded {
 		case "0", "disabled":
@@ -521,8 +521,8 @@ func (e *Exporter) observed(ch chan<- prometheus.Metric, s obsSnapshot) {
 		if d.Name == observe.BacklogDev {
 			continue
 		}
-		if d.RXPath != "" && d.RXPath != observe.PathIdle {
-			gauge(ch, descObsPath, 1, d.Name, d.RXPath)
+		if !d.RXPath.IsZero() && d.RXPath != observe.PathIdle {
+			gauge(ch, descObsPath, 1, d.Name, d.RXPath.String())
 		}
 		if d.GRORatio != nil {
 			gauge(ch, descGRORatio, *d.GRORatio, d.Name)

@@ -115,7 +115,7 @@ func (o *observer) fold(obs *observe.Observation, err error, now time.Time) {
 		for _, n := range d.NAPIs {
 			ctxKind := "unknown"
 			if len(n.Contexts) > 0 {
-				ctxKind = n.Contexts[0].Kind // the context with most polls
+				ctxKind = string(n.Contexts[0].Kind) // the context with most polls
 			}
 			for _, c := range n.CPUs {
 				k := napiKey{d.Name, ctxKind, c.CPU}

@@ -71,7 +71,7 @@ func Collect(ctx context.Context, opts Options) (*Snapshot, error) {
 	}
 	c := &collector{fs: f, a: a}
 	c.interrupts = c.readInterrupts()
-	snap := &Snapshot{Schema: SchemaVersion, Source: Source{Kind: "live", Root: a.Euid == 0}}
+	snap := &Snapshot{Schema: SchemaVersion, Source: Source{Kind: SourceLive, Root: a.Euid == 0}}
 	snap.Host = c.host(names)
 	for _, n := range want {
 		if err := ctx.Err(); err != nil {

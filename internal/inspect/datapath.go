@@ -2,6 +2,8 @@ package inspect
 
 import (
 	"fmt"
+
+	"github.com/wirespeed/wirespeed/internal/datapath"
 )
 
 // usbnetMinidrivers are the drivers built on usbnet in 6.x kernels; used
@@ -17,27 +19,23 @@ var usbnetMinidrivers = map[string]bool{
 
 // datapath classifies how received packets reach the stack.
 func (c *collector) datapath(d *Device) Datapath {
-	dp := Datapath{USBNet: Tri{"no", "not a USB device"}}
+	dp := Datapath{USBNet: Tri{datapath.No, "not a USB device"}}
 	if d.Bus == "usb" {
 		switch {
 		case d.Driver == "":
-			dp.USBNet = Tri{"unknown", "no driver bound"}
+			dp.USBNet = Tri{datapath.Unknown, "no driver bound"}
 		case c.fs.Exists("/sys/module/usbnet/holders/" + d.Driver):
-			dp.USBNet = Tri{"yes", "module usbnet is held by " + d.Driver}
+			dp.USBNet = Tri{datapath.Yes, "module usbnet is held by " + d.Driver}
 		case usbnetMinidrivers[d.Driver]:
-			dp.USBNet = Tri{"yes", d.Driver + " is a usbnet minidriver"}
+			dp.USBNet = Tri{datapath.Yes, d.Driver + " is a usbnet minidriver"}
 		default:
-			dp.USBNet = Tri{"no", d.Driver + " is not on usbnet"}
+			dp.USBNet = Tri{datapath.No, d.Driver + " is not on usbnet"}
 		}
 	}
-	gro := ""
+	gro := datapath.Unknown
 	for _, o := range d.Offloads {
 		if o.Name == "rx-gro" && o.Active != nil {
-			if *o.Active {
-				gro = " + GRO"
-			} else {
-				gro = ", GRO off"
-			}
+			gro = datapath.Of(*o.Active)
 		}
 	}
 	threaded := d.NAPISysfs.Threaded == "1" || len(d.Threads) > 0
@@ -46,50 +44,51 @@ func (c *collector) datapath(d *Device) Datapath {
 			threaded = true
 		}
 	}
-	mode := "softirq"
+	mode := datapath.Softirq
 	if threaded {
-		mode = "threaded"
+		mode = datapath.Threaded
 	}
+	napi := datapath.NAPIPath(gro, mode)
 	switch {
 	case d.Driver == "loopback":
-		dp.OwnNAPI = Tri{"no", "loopback hands packets to netif_rx()"}
-		dp.RXPath = "netif_rx backlog (loopback)"
-	case dp.USBNet.State == "yes" && (len(d.NAPIs) > 0 || len(d.Threads) > 0):
+		dp.OwnNAPI = Tri{datapath.No, "loopback hands packets to netif_rx()"}
+		dp.RXPath = datapath.LoopbackPath
+	case dp.USBNet.State == datapath.Yes && (len(d.NAPIs) > 0 || len(d.Threads) > 0):
 		// A usbnet with NAPI: wirespeed's patched usbnet (kernel/usbnet),
 		// or a kernel that gained it.
-		dp.OwnNAPI = Tri{"yes", fmt.Sprintf("usbnet registers a NAPI (%d in napi-get, %d kthreads): a usbnet with NAPI, such as wirespeed's kernel/usbnet", len(d.NAPIs), len(d.Threads))}
-		dp.RXPath = "NAPI" + gro + " (" + mode + ")"
+		dp.OwnNAPI = Tri{datapath.Yes, fmt.Sprintf("usbnet registers a NAPI (%d in napi-get, %d kthreads): a usbnet with NAPI, such as wirespeed's kernel/usbnet", len(d.NAPIs), len(d.Threads))}
+		dp.RXPath = napi
 		dp.RXPathNote = "usbnet delivers through NAPI: rx_complete -> NAPI poll -> rx_fixup -> napi_gro_receive()"
-	case dp.USBNet.State == "yes":
-		dp.OwnNAPI = Tri{"no", "usbnet hands every packet to netif_rx()"}
-		dp.RXPath = "netif_rx backlog (usbnet: no NAPI, no GRO)"
+	case dp.USBNet.State == datapath.Yes:
+		dp.OwnNAPI = Tri{datapath.No, "usbnet hands every packet to netif_rx()"}
+		dp.RXPath = datapath.USBNetPath
 		dp.RXPathNote = "usbnet RX has no NAPI: rx_complete -> usbnet_bh -> rx_fixup -> netif_rx(); no GRO whatever ethtool says"
 	case d.Wireless != nil && len(d.NAPIs) == 0:
 		// WiFi drivers poll their NAPIs on an internal netdev napi-get
 		// cannot list, or have none: see wireless.go.
 		wirelessDatapath(d, &dp, gro, mode)
 	case len(d.NAPIs) > 0:
-		dp.OwnNAPI = Tri{"yes", fmt.Sprintf("%d NAPI instance(s) in napi-get", len(d.NAPIs))}
-		dp.RXPath = "NAPI" + gro + " (" + mode + ")"
+		dp.OwnNAPI = Tri{datapath.Yes, fmt.Sprintf("%d NAPI instance(s) in napi-get", len(d.NAPIs))}
+		dp.RXPath = napi
 	case d.Driver == "wireguard":
 		// Known from the driver: per-peer NAPIs without an id, so napi-get
 		// never lists them; without threads nothing in sysfs shows them.
-		dp.OwnNAPI = Tri{"yes", fmt.Sprintf("WireGuard registers one NAPI per peer, without a NAPI id: napi-get does not list them (%d napi/%s-* kthread(s) seen)", len(d.Threads), d.Name)}
-		dp.RXPath = "NAPI" + gro + " (" + mode + ")"
+		dp.OwnNAPI = Tri{datapath.Yes, fmt.Sprintf("WireGuard registers one NAPI per peer, without a NAPI id: napi-get does not list them (%d napi/%s-* kthread(s) seen)", len(d.Threads), d.Name)}
+		dp.RXPath = napi
 		dp.RXPathNote = "WireGuard delivers each peer's decrypted packets from the peer's NAPI poll with napi_gro_receive()"
 	case len(d.Threads) > 0:
-		dp.OwnNAPI = Tri{"yes", fmt.Sprintf("%d napi/%s-* kthread(s); no NAPI id, so napi-get does not list them", len(d.Threads), d.Name)}
-		dp.RXPath = "NAPI" + gro + " (" + mode + ")"
+		dp.OwnNAPI = Tri{datapath.Yes, fmt.Sprintf("%d napi/%s-* kthread(s); no NAPI id, so napi-get does not list them", len(d.Threads), d.Name)}
+		dp.RXPath = napi
 	case d.NAPIsKnown:
-		dp.OwnNAPI = Tri{"no", "napi-get lists no NAPI for this device"}
-		dp.RXPath = "no NAPI registered"
+		dp.OwnNAPI = Tri{datapath.No, "napi-get lists no NAPI for this device"}
+		dp.RXPath = datapath.NoNAPIPath
 		dp.RXPathNote = "packets reach the stack through netif_rx() and the per-CPU backlog, or the device is down"
 		if d.Driver == "veth" {
 			dp.RXPathNote = "veth without NAPI hands packets to netif_rx(); it registers NAPI only with GRO or XDP on (and the link up)"
 		}
 	default:
-		dp.OwnNAPI = Tri{"unknown", "napi-get unavailable: " + c.a.NAPIsError}
-		dp.RXPath = "unknown (napi-get unavailable)"
+		dp.OwnNAPI = Tri{datapath.Unknown, "napi-get unavailable: " + c.a.NAPIsError}
+		dp.RXPath = datapath.NoNAPIGetPath
 	}
 	return dp
 }

@@ -1,8 +1,9 @@
 package inspect
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/datapath"
 )
 
 // datapath.go: each branch of the RX path classification on the fixture
@@ -10,24 +11,28 @@ import (
 func TestDatapath(t *testing.T) {
 	for _, c := range []struct {
 		fixture, dev    string
-		usbnet, ownNAPI string
-		rxPath          string
+		usbnet, ownNAPI datapath.State
+		rxPath          datapath.Path
+		text            string
 	}{
-		{"rpi4-ax88179", "eth1", "yes", "no", "netif_rx backlog (usbnet: no NAPI, no GRO)"},
-		{"rpi4-ax88179", "eth0", "no", "unknown", "unknown (napi-get unavailable)"},
-		{"rpi4-ax88179", "lo", "no", "no", "netif_rx backlog (loopback)"},
-		{"pi4-r8152", "eth1", "no", "yes", "NAPI + GRO (softirq)"},
-		{"firecracker-veth-threaded", "ws-fx1", "no", "yes", "NAPI + GRO (threaded)"},
-		{"firecracker-host", "ifb0", "no", "no", "no NAPI registered"},
-		{"wg-gw-softirq", "wg0", "no", "yes", "NAPI + GRO (softirq)"},
-		{"wg-gw-threaded", "wg0", "no", "yes", "NAPI + GRO (threaded)"},
-		{"mt7921u-stock", "wlan0", "no", "no", "mt76 usb-rx worker (no NAPI, no GRO)"},
+		{"rpi4-ax88179", "eth1", datapath.Yes, datapath.No, datapath.USBNetPath, "netif_rx backlog (usbnet: no NAPI, no GRO)"},
+		{"rpi4-ax88179", "eth0", datapath.No, datapath.Unknown, datapath.NoNAPIGetPath, "unknown (napi-get unavailable)"},
+		{"rpi4-ax88179", "lo", datapath.No, datapath.No, datapath.LoopbackPath, "netif_rx backlog (loopback)"},
+		{"pi4-r8152", "eth1", datapath.No, datapath.Yes, datapath.NAPIPath(datapath.Yes, datapath.Softirq), "NAPI + GRO (softirq)"},
+		{"firecracker-veth-threaded", "ws-fx1", datapath.No, datapath.Yes, datapath.NAPIPath(datapath.Yes, datapath.Threaded), "NAPI + GRO (threaded)"},
+		{"firecracker-host", "ifb0", datapath.No, datapath.No, datapath.NoNAPIPath, "no NAPI registered"},
+		{"wg-gw-softirq", "wg0", datapath.No, datapath.Yes, datapath.NAPIPath(datapath.Yes, datapath.Softirq), "NAPI + GRO (softirq)"},
+		{"wg-gw-threaded", "wg0", datapath.No, datapath.Yes, datapath.NAPIPath(datapath.Yes, datapath.Threaded), "NAPI + GRO (threaded)"},
+		{"mt7921u-stock", "wlan0", datapath.No, datapath.No, datapath.MT76WorkerPath, "mt76 usb-rx worker (no NAPI, no GRO)"},
 	} {
 		d := device(t, fromFixture(t, c.fixture, c.dev), c.dev)
 		dp := d.Datapath
 		if dp.USBNet.State != c.usbnet || dp.OwnNAPI.State != c.ownNAPI || dp.RXPath != c.rxPath {
 			t.Errorf("%s %s: usbnet %+v own NAPI %+v rx path %q, want %s/%s/%q",
 				c.fixture, c.dev, dp.USBNet, dp.OwnNAPI, dp.RXPath, c.usbnet, c.ownNAPI, c.rxPath)
+		}
+		if dp.RXPath.String() != c.text {
+			t.Errorf("%s %s: rx path text %q, want %q", c.fixture, c.dev, dp.RXPath, c.text)
 		}
 	}
 }
@@ -37,15 +42,15 @@ func TestDatapath(t *testing.T) {
 func TestDatapathUSBNetMinidrivers(t *testing.T) {
 	c := fixtureCollector(t, "rpi4-ax88179")
 	for drv, want := range map[string]Tri{
-		"asix":  {"yes", "asix is a usbnet minidriver"},
-		"r8152": {"no", "r8152 is not on usbnet"},
-		"":      {"unknown", "no driver bound"},
+		"asix":  {datapath.Yes, "asix is a usbnet minidriver"},
+		"r8152": {datapath.No, "r8152 is not on usbnet"},
+		"":      {datapath.Unknown, "no driver bound"},
 	} {
 		dp := c.datapath(&Device{Bus: "usb", Driver: drv})
 		if dp.USBNet != want {
 			t.Errorf("%q: usbnet %+v, want %+v", drv, dp.USBNet, want)
 		}
-		if want.State == "yes" && !strings.HasPrefix(dp.RXPath, "netif_rx backlog (usbnet") {
+		if want.State == datapath.Yes && dp.RXPath != datapath.USBNetPath {
 			t.Errorf("%q: rx path %q", drv, dp.RXPath)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/procfs"
 )
 
@@ -20,11 +21,11 @@ func (c *collector) host(devs []string) Host {
 	h.Features = c.features(devs, h.Kernel)
 	switch c.a.IRQBalance {
 	case "running":
-		h.IRQBalance = Tri{"yes", "a process named irqbalance runs"}
+		h.IRQBalance = Tri{datapath.Yes, "a process named irqbalance runs"}
 	case "not running":
-		h.IRQBalance = Tri{"no", "no process named irqbalance"}
+		h.IRQBalance = Tri{datapath.No, "no process named irqbalance"}
 	default:
-		h.IRQBalance = Tri{"unknown", "not recorded (snapshot taken before inspect asked)"}
+		h.IRQBalance = Tri{datapath.Unknown, "not recorded (snapshot taken before inspect asked)"}
 	}
 	h.CPUs = c.cpus()
 	if b, err := c.fs.ReadFile("/proc/net/softnet_stat"); err == nil {
@@ -69,26 +70,26 @@ func (c *collector) features(devs []string, release string) Features {
 		ok, known := kernelAtLeast(release, major, minor)
 		switch {
 		case !known:
-			return Tri{"unknown", "kernel version unreadable"}
+			return Tri{datapath.Unknown, "kernel version unreadable"}
 		case ok:
-			return Tri{"yes", fmt.Sprintf("by kernel version (%s >= %d.%d)", what, major, minor)}
+			return Tri{datapath.Yes, fmt.Sprintf("by kernel version (%s >= %d.%d)", what, major, minor)}
 		}
-		return Tri{"no", fmt.Sprintf("by kernel version (%s needs %d.%d)", what, major, minor)}
+		return Tri{datapath.No, fmt.Sprintf("by kernel version (%s needs %d.%d)", what, major, minor)}
 	}
-	f.ThreadedSysfs = Tri{"no", "no /sys/class/net/*/threaded"}
+	f.ThreadedSysfs = Tri{datapath.No, "no /sys/class/net/*/threaded"}
 	for _, d := range devs {
 		if c.fs.Exists("/sys/class/net/" + d + "/threaded") {
-			f.ThreadedSysfs = Tri{"yes", "/sys/class/net/" + d + "/threaded exists"}
+			f.ThreadedSysfs = Tri{datapath.Yes, "/sys/class/net/" + d + "/threaded exists"}
 			break
 		}
 	}
 	switch {
 	case c.a.NAPIsError == "":
-		f.NAPIGet = Tri{"yes", fmt.Sprintf("netdev netlink napi-get answered (%d NAPI instances)", len(c.a.NAPIs))}
+		f.NAPIGet = Tri{datapath.Yes, fmt.Sprintf("netdev netlink napi-get answered (%d NAPI instances)", len(c.a.NAPIs))}
 	case c.a.NAPIsNoSup:
-		f.NAPIGet = Tri{"no", c.a.NAPIsError}
+		f.NAPIGet = Tri{datapath.No, c.a.NAPIsError}
 	default:
-		f.NAPIGet = Tri{"unknown", c.a.NAPIsError}
+		f.NAPIGet = Tri{datapath.Unknown, c.a.NAPIsError}
 	}
 	var sawConfig, sawThreaded bool
 	for _, n := range c.a.NAPIs {
@@ -101,28 +102,28 @@ func (c *collector) features(devs []string, release string) Features {
 	}
 	switch {
 	case sawConfig:
-		f.PerNAPIConfig = Tri{"yes", "napi-get reports defer-hard-irqs / gro-flush-timeout"}
+		f.PerNAPIConfig = Tri{datapath.Yes, "napi-get reports defer-hard-irqs / gro-flush-timeout"}
 	case c.a.NAPIsError == "" && len(c.a.NAPIs) > 0:
-		f.PerNAPIConfig = Tri{"no", "napi-get answers without defer-hard-irqs / gro-flush-timeout"}
+		f.PerNAPIConfig = Tri{datapath.No, "napi-get answers without defer-hard-irqs / gro-flush-timeout"}
 	default:
 		f.PerNAPIConfig = byVersion(6, 13, "per-NAPI config")
 	}
 	switch {
 	case sawThreaded:
-		f.PerNAPIThreaded = Tri{"yes", "napi-get reports threaded per NAPI"}
+		f.PerNAPIThreaded = Tri{datapath.Yes, "napi-get reports threaded per NAPI"}
 	case c.a.NAPIsError == "" && len(c.a.NAPIs) > 0:
-		f.PerNAPIThreaded = Tri{"no", "napi-get answers without a threaded attribute"}
+		f.PerNAPIThreaded = Tri{datapath.No, "napi-get answers without a threaded attribute"}
 	default:
 		f.PerNAPIThreaded = byVersion(6, 17, "per-NAPI threaded")
 	}
-	f.BQLStallStats = Tri{"unknown", "no device with a byte_queue_limits directory"}
+	f.BQLStallStats = Tri{datapath.Unknown, "no device with a byte_queue_limits directory"}
 	for _, d := range devs {
 		q := "/sys/class/net/" + d + "/queues/tx-0/byte_queue_limits"
 		if c.fs.IsDir(q) {
 			if c.fs.Exists(q + "/stall_thrs") {
-				f.BQLStallStats = Tri{"yes", q + "/stall_thrs exists"}
+				f.BQLStallStats = Tri{datapath.Yes, q + "/stall_thrs exists"}
 			} else {
-				f.BQLStallStats = Tri{"no", q + " has no stall_thrs"}
+				f.BQLStallStats = Tri{datapath.No, q + " has no stall_thrs"}
 			}
 			break
 		}

@@ -1,6 +1,10 @@
 package inspect
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/datapath"
+)
 
 func sysctl(h Host, name string) (Sysctl, bool) {
 	for _, s := range h.Sysctls {
@@ -19,12 +23,12 @@ func TestHostFacts(t *testing.T) {
 		t.Errorf("identity = %q %q %q", h.Hostname, h.Kernel, h.Arch)
 	}
 	f := h.Features
-	if f.NAPIGet.State != "no" || f.PerNAPIConfig != (Tri{"no", "by kernel version (per-NAPI config needs 6.13)"}) ||
-		f.PerNAPIThreaded != (Tri{"no", "by kernel version (per-NAPI threaded needs 6.17)"}) ||
-		f.ThreadedSysfs.State != "yes" || f.BQLStallStats.State != "no" {
+	if f.NAPIGet.State != datapath.No || f.PerNAPIConfig != (Tri{datapath.No, "by kernel version (per-NAPI config needs 6.13)"}) ||
+		f.PerNAPIThreaded != (Tri{datapath.No, "by kernel version (per-NAPI threaded needs 6.17)"}) ||
+		f.ThreadedSysfs.State != datapath.Yes || f.BQLStallStats.State != datapath.No {
 		t.Errorf("5.15 features = %+v", f)
 	}
-	if h.IRQBalance.State != "unknown" {
+	if h.IRQBalance.State != datapath.Unknown {
 		t.Errorf("irqbalance = %+v", h.IRQBalance)
 	}
 	if h.CPUs.Count != 4 || h.CPUs.Online != "0-3" || len(h.CPUs.PerCPU) != 4 || h.CPUs.PerCPU[0].Governor != "performance" {
@@ -46,9 +50,9 @@ func TestHostFacts(t *testing.T) {
 	h = fromFixture(t, "vm-rpi3-usb-nic").Host
 	f = h.Features
 	// napi-get answers, but with no NAPI to show attributes on: by version.
-	if f.NAPIGet != (Tri{"yes", "netdev netlink napi-get answered (0 NAPI instances)"}) ||
-		f.PerNAPIConfig != (Tri{"no", "by kernel version (per-NAPI config needs 6.13)"}) ||
-		f.BQLStallStats.State != "yes" || h.IRQBalance.State != "no" {
+	if f.NAPIGet != (Tri{datapath.Yes, "netdev netlink napi-get answered (0 NAPI instances)"}) ||
+		f.PerNAPIConfig != (Tri{datapath.No, "by kernel version (per-NAPI config needs 6.13)"}) ||
+		f.BQLStallStats.State != datapath.Yes || h.IRQBalance.State != datapath.No {
 		t.Errorf("6.12 features = %+v irqbalance %+v", f, h.IRQBalance)
 	}
 	if s, ok := sysctl(h, "net.ipv4.ip_forward"); !ok || s.Value != "0" {
@@ -59,8 +63,8 @@ func TestHostFacts(t *testing.T) {
 	}
 
 	f = fromFixture(t, "firecracker-host").Host.Features
-	if f.PerNAPIConfig != (Tri{"yes", "napi-get reports defer-hard-irqs / gro-flush-timeout"}) ||
-		f.PerNAPIThreaded != (Tri{"yes", "napi-get reports threaded per NAPI"}) {
+	if f.PerNAPIConfig != (Tri{datapath.Yes, "napi-get reports defer-hard-irqs / gro-flush-timeout"}) ||
+		f.PerNAPIThreaded != (Tri{datapath.Yes, "napi-get reports threaded per NAPI"}) {
 		t.Errorf("features from napi-get = %+v", f)
 	}
 }

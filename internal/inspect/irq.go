@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"fmt"
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"path"
 	"sort"
 	"strconv"
@@ -200,21 +201,21 @@ func (c *collector) changeable(n int, chip string) Tri {
 	r := c.a.probeAffinity(n)
 	switch {
 	case r == probeNoFile:
-		return Tri{"no", fmt.Sprintf("no /proc/irq/%d/smp_affinity", n)}
+		return Tri{datapath.No, fmt.Sprintf("no /proc/irq/%d/smp_affinity", n)}
 	case r == probeEIO || r == probeEPERM:
 		why := "kernel refuses user affinity (per-CPU, managed, or chip cannot move it): probe write answered " + r
 		if known != "" {
 			why = known + "; probe write answered " + r
 		}
-		return Tri{"no", why}
+		return Tri{datapath.No, why}
 	case refuses:
-		return Tri{"no", known}
+		return Tri{datapath.No, known}
 	case r == probeAccepted:
-		return Tri{"yes", "passes the kernel's user-affinity check (probe write, nothing changed)"}
+		return Tri{datapath.Yes, "passes the kernel's user-affinity check (probe write, nothing changed)"}
 	case r == probeNotRoot:
-		return Tri{"unknown", "needs root to probe"}
+		return Tri{datapath.Unknown, "needs root to probe"}
 	case r == "":
-		return Tri{"unknown", "not probed in this snapshot"}
+		return Tri{datapath.Unknown, "not probed in this snapshot"}
 	}
-	return Tri{"unknown", "probe: " + r}
+	return Tri{datapath.Unknown, "probe: " + r}
 }

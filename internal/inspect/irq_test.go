@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"strings"
 	"testing"
 )
@@ -21,7 +22,7 @@ func TestIRQByHandlerName(t *testing.T) {
 	if q.Chip != "ARMCTRL-level" || q.Total != 25117 || len(q.Actions) != 2 || q.Actions[0] != "3f980000.usb" {
 		t.Errorf("irq details = %+v", q)
 	}
-	if q.Changeable.State != "no" || !strings.HasPrefix(q.Changeable.Evidence, "the BCM2835 interrupt controller") ||
+	if q.Changeable.State != datapath.No || !strings.HasPrefix(q.Changeable.Evidence, "the BCM2835 interrupt controller") ||
 		!strings.HasSuffix(q.Changeable.Evidence, "probe write answered EPERM") {
 		t.Errorf("changeable = %+v", q.Changeable)
 	}
@@ -37,12 +38,12 @@ func TestIRQByHandlerName(t *testing.T) {
 func TestIRQRefusingChip(t *testing.T) {
 	s := fromFixture(t, "rpi4-ax88179")
 	q := device(t, s, "eth1").IRQs[0]
-	if q.Chip != "BRCM STB PCIe MSI" || q.Changeable.State != "no" || q.Changeable.Evidence != chipsRefusingAffinity["BRCM STB PCIe MSI"] {
+	if q.Chip != "BRCM STB PCIe MSI" || q.Changeable.State != datapath.No || q.Changeable.Evidence != chipsRefusingAffinity["BRCM STB PCIe MSI"] {
 		t.Errorf("irq 46 = %s %+v", q.Chip, q.Changeable)
 	}
 	// GIC lines named after the interface: found by handler name, movable.
 	for _, q := range device(t, s, "eth0").IRQs {
-		if q.Via != "handler named eth0" || q.Chip != "GICv2" || q.Changeable.State != "yes" {
+		if q.Via != "handler named eth0" || q.Chip != "GICv2" || q.Changeable.State != datapath.Yes {
 			t.Errorf("eth0 irq %d: via %q chip %q %+v", q.Number, q.Via, q.Chip, q.Changeable)
 		}
 	}

@@ -7,6 +7,7 @@
 package inspect
 
 import (
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/procfs"
 )
 
@@ -24,16 +25,25 @@ type Snapshot struct {
 
 // Source says where the data came from.
 type Source struct {
-	Kind     string `json:"kind"` // "live" or "snapshot"
-	File     string `json:"file,omitempty"`
-	Captured string `json:"captured,omitempty"` // RFC 3339, for snapshots
-	Root     bool   `json:"root"`               // inspect ran with root privileges
+	Kind     SourceKind `json:"kind"`
+	File     string     `json:"file,omitempty"`
+	Captured string     `json:"captured,omitempty"` // RFC 3339, for snapshots
+	Root     bool       `json:"root"`               // inspect ran with root privileges
 }
+
+// SourceKind says whether a Snapshot was read from the running system.
+type SourceKind string
+
+// Source kinds.
+const (
+	SourceLive     SourceKind = "live"
+	SourceSnapshot SourceKind = "snapshot" // replayed from a snapshot file
+)
 
 // Tri is a yes/no/unknown answer with the evidence behind it.
 type Tri struct {
-	State    string `json:"state"` // "yes", "no", "unknown"
-	Evidence string `json:"evidence,omitempty"`
+	State    datapath.State `json:"state"` // "yes", "no", "unknown" in JSON
+	Evidence string         `json:"evidence,omitempty"`
 }
 
 // Host describes the machine.
@@ -150,10 +160,11 @@ type USBDevice struct {
 
 // Datapath says how received packets reach the stack.
 type Datapath struct {
-	USBNet     Tri    `json:"usbnet"`       // driver sits on usbnet (RX via netif_rx, no NAPI, no GRO)
-	OwnNAPI    Tri    `json:"own_napi"`     // driver registers NAPI instances
-	RXPath     string `json:"rx_path"`      // a short classification, see docs
-	RXPathNote string `json:"rx_path_note"` // why
+	USBNet  Tri `json:"usbnet"`   // driver sits on usbnet (RX via netif_rx, no NAPI, no GRO)
+	OwnNAPI Tri `json:"own_napi"` // driver registers NAPI instances
+	// RXPath is the path's class (JSON: its text, see docs).
+	RXPath     datapath.Path `json:"rx_path"`
+	RXPathNote string        `json:"rx_path_note"` // why
 }
 
 // Link is the device's link-level state.

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"fmt"
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"io"
 	"sort"
 	"strconv"
@@ -41,13 +42,13 @@ func (p *printer) kv(key, format string, a ...any) {
 }
 
 func (p *printer) header(s *Snapshot) {
-	if s.Source.Kind == "snapshot" {
+	if s.Source.Kind == SourceSnapshot {
 		p.line("(from snapshot %s, captured %s)", s.Source.File, s.Source.Captured)
 	}
 }
 
 func yesNo(t Tri) string {
-	return t.State
+	return t.State.String()
 }
 
 func (p *printer) host(h *Host) {
@@ -59,7 +60,7 @@ func (p *printer) host(h *Host) {
 	f := h.Features
 	p.kv("features", "threaded sysfs %s, napi-get %s, per-NAPI config %s, per-NAPI threaded %s, BQL stall stats %s",
 		yesNo(f.ThreadedSysfs), yesNo(f.NAPIGet), yesNo(f.PerNAPIConfig), yesNo(f.PerNAPIThreaded), yesNo(f.BQLStallStats))
-	if f.NAPIGet.State != "yes" {
+	if f.NAPIGet.State != datapath.Yes {
 		p.kv("", "napi-get: %s", f.NAPIGet.Evidence)
 	}
 	p.kv("cpufreq", "%s", cpufreqSummary(h.CPUs))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/datapath"
 )
 
 // WiFi interfaces. A cfg80211 device has /sys/class/net/DEV/phy80211 (a
@@ -27,17 +29,38 @@ type Wireless struct {
 	Phy string `json:"phy,omitempty"`
 	// Evidence says what showed it is wireless.
 	Evidence string `json:"evidence"`
-	// Stack is "mac80211" (a SoftMAC driver: mac80211 builds and queues
-	// the frames), "full-MAC" (cfg80211 only: the firmware does) or
-	// "unknown", by driver name.
-	Stack string `json:"stack"`
-	// Family names driver families whose RX path inspect knows: "mt76
-	// USB", "mt76 PCIe", "iwlwifi", "ath1xk".
-	Family string `json:"family,omitempty"`
+	// Stack is mac80211 (a SoftMAC driver: mac80211 builds and queues
+	// the frames), full-MAC (cfg80211 only: the firmware does) or unknown,
+	// by driver name.
+	Stack WiFiStack `json:"stack"`
+	// Family names driver families whose RX path inspect knows.
+	Family WiFiFamily `json:"family,omitempty"`
 	// RXWorkers are the driver's RX kthreads that are not NAPIs: mt76u's
 	// usb-rx worker ("mt76-usb-rx phyN", cut to 15 characters).
 	RXWorkers []NAPIThread `json:"rx_workers,omitempty"`
 }
+
+// WiFiStack is which layer builds a WiFi interface's frames.
+type WiFiStack string
+
+// WiFi stacks.
+const (
+	StackMac80211 WiFiStack = "mac80211"
+	StackFullMAC  WiFiStack = "full-MAC"
+	StackUnknown  WiFiStack = "unknown"
+)
+
+// WiFiFamily is a WiFi driver family whose RX path inspect knows ("" for
+// the others).
+type WiFiFamily string
+
+// WiFi driver families.
+const (
+	FamilyMT76USB  WiFiFamily = "mt76 USB"
+	FamilyMT76PCIe WiFiFamily = "mt76 PCIe"
+	FamilyIwlwifi  WiFiFamily = "iwlwifi"
+	FamilyAth1xk   WiFiFamily = "ath1xk"
+)
 
 // mt76USB are mt76's USB drivers (mt76x0u, mt76x2u, mt7663u, mt7921u,
 // mt7925u in 6.12); mt76PCIe its PCIe ones.
@@ -47,7 +70,7 @@ var (
 		"mt7921e": true, "mt7925e": true, "mt7996e": true}
 	// napiSoftirqWiFi poll a NAPI in softirq on a netdev of their own and
 	// deliver through napi_gro_receive() (ieee80211_rx_napi()).
-	napiSoftirqWiFi = map[string]string{"iwlwifi": "iwlwifi", "ath10k_pci": "ath1xk", "ath11k_pci": "ath1xk", "ath12k_pci": "ath1xk"}
+	napiSoftirqWiFi = map[string]WiFiFamily{"iwlwifi": FamilyIwlwifi, "ath10k_pci": FamilyAth1xk, "ath11k_pci": FamilyAth1xk, "ath12k_pci": FamilyAth1xk}
 	// fullMAC drivers: cfg80211 only, the firmware builds the frames.
 	fullMAC = map[string]bool{"brcmfmac": true, "mwifiex_pcie": true, "mwifiex_sdio": true, "mwifiex_usb": true,
 		"qtnfmac_pcie": true, "wilc1000_sdio": true, "wilc1000_spi": true}
@@ -99,17 +122,17 @@ func (c *collector) wireless(d *Device) {
 	w.Evidence = strings.Join(ev, ", ")
 	switch {
 	case mac80211Driver(d.Driver):
-		w.Stack = "mac80211"
+		w.Stack = StackMac80211
 	case fullMAC[d.Driver]:
-		w.Stack = "full-MAC"
+		w.Stack = StackFullMAC
 	default:
-		w.Stack = "unknown"
+		w.Stack = StackUnknown
 	}
 	switch {
 	case mt76USB[d.Driver]:
-		w.Family = "mt76 USB"
+		w.Family = FamilyMT76USB
 	case mt76PCIe[d.Driver]:
-		w.Family = "mt76 PCIe"
+		w.Family = FamilyMT76PCIe
 	default:
 		w.Family = napiSoftirqWiFi[d.Driver]
 	}
@@ -138,37 +161,37 @@ func hasThread(l []NAPIThread, pid int) bool {
 
 // wirelessDatapath classifies a WiFi interface that napi-get lists no NAPI
 // for.
-func wirelessDatapath(d *Device, dp *Datapath, gro, mode string) {
+func wirelessDatapath(d *Device, dp *Datapath, gro datapath.State, mode datapath.Mode) {
 	w := d.Wireless
 	switch {
 	case len(d.Threads) > 0:
-		dp.OwnNAPI = Tri{"yes", fmt.Sprintf("%d napi/%s-* kthread(s): a threaded NAPI on the driver's internal netdev, which napi-get cannot list", len(d.Threads), w.Phy)}
-		dp.RXPath = "NAPI" + gro + " (" + mode + ")"
+		dp.OwnNAPI = Tri{datapath.Yes, fmt.Sprintf("%d napi/%s-* kthread(s): a threaded NAPI on the driver's internal netdev, which napi-get cannot list", len(d.Threads), w.Phy)}
+		dp.RXPath = datapath.NAPIPath(gro, mode)
 		dp.RXPathNote = "the driver polls a NAPI on a netdev of its own and delivers through napi_gro_receive(); GRO follows this interface's rx-gro"
-	case w.Family == "mt76 USB" && len(w.RXWorkers) > 0:
-		dp.OwnNAPI = Tri{"no", fmt.Sprintf("mt76u RX runs in its usb-rx worker kthread (%s, pid %d), no napi/%s-* kthread", w.RXWorkers[0].Comm, w.RXWorkers[0].PID, w.Phy)}
-		dp.RXPath = "mt76 usb-rx worker (no NAPI, no GRO)"
+	case w.Family == FamilyMT76USB && len(w.RXWorkers) > 0:
+		dp.OwnNAPI = Tri{datapath.No, fmt.Sprintf("mt76u RX runs in its usb-rx worker kthread (%s, pid %d), no napi/%s-* kthread", w.RXWorkers[0].Comm, w.RXWorkers[0].PID, w.Phy)}
+		dp.RXPath = datapath.MT76WorkerPath
 		dp.RXPathNote = "URB completions wake the usb-rx kthread, which hands frames to netif_receive_skb_list() with no NAPI: no GRO whatever ethtool says; " +
 			"a kernel with \"wifi: mt76: mt76u: use a threaded NAPI for the RX path\" polls a threaded NAPI instead"
-	case w.Family == "mt76 USB":
-		dp.OwnNAPI = Tri{"unknown", "mt76 USB driver, but neither its usb-rx worker nor a napi/" + w.Phy + "-* kthread was seen"}
-		dp.RXPath = "unknown (mt76 USB: no RX kthread seen)"
-	case w.Family == "mt76 PCIe":
-		dp.OwnNAPI = Tri{"yes", "mt76's PCIe path polls threaded NAPIs on an internal netdev (mt76_dma_init()); no napi/" + w.Phy + "-* kthread seen"}
-		dp.RXPath = "NAPI" + gro + " (threaded)"
+	case w.Family == FamilyMT76USB:
+		dp.OwnNAPI = Tri{datapath.Unknown, "mt76 USB driver, but neither its usb-rx worker nor a napi/" + w.Phy + "-* kthread was seen"}
+		dp.RXPath = datapath.MT76UnseenPath
+	case w.Family == FamilyMT76PCIe:
+		dp.OwnNAPI = Tri{datapath.Yes, "mt76's PCIe path polls threaded NAPIs on an internal netdev (mt76_dma_init()); no napi/" + w.Phy + "-* kthread seen"}
+		dp.RXPath = datapath.NAPIPath(gro, datapath.Threaded)
 	case w.Family != "":
-		dp.OwnNAPI = Tri{"yes", d.Driver + " polls NAPIs in softirq on an internal netdev, which napi-get cannot list; frames go through ieee80211_rx_napi() -> napi_gro_receive()"}
-		dp.RXPath = "NAPI" + gro + " (softirq)"
+		dp.OwnNAPI = Tri{datapath.Yes, d.Driver + " polls NAPIs in softirq on an internal netdev, which napi-get cannot list; frames go through ieee80211_rx_napi() -> napi_gro_receive()"}
+		dp.RXPath = datapath.NAPIPath(gro, datapath.Softirq)
 	default:
-		dp.OwnNAPI = Tri{"unknown", "a WiFi driver (" + w.Stack + ") whose NAPIs, if any, sit on an internal netdev napi-get cannot list"}
-		dp.RXPath = "unknown (WiFi driver: NAPI not visible)"
+		dp.OwnNAPI = Tri{datapath.Unknown, "a WiFi driver (" + string(w.Stack) + ") whose NAPIs, if any, sit on an internal netdev napi-get cannot list"}
+		dp.RXPath = datapath.WiFiHiddenPath
 	}
 }
 
 func wirelessSummary(w *Wireless) string {
-	s := orDash(w.Phy) + ", " + w.Stack
+	s := orDash(w.Phy) + ", " + string(w.Stack)
 	if w.Family != "" {
-		s += " (" + w.Family + ")"
+		s += " (" + string(w.Family) + ")"
 	}
 	s += "; " + w.Evidence
 	for _, t := range w.RXWorkers {

@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/datapath"
 )
 
 func TestClassify(t *testing.T) {
 	for _, c := range []struct {
 		gro, polls, direct, netifRx, delivered uint64
-		want                                   string
+		want                                   datapath.Path
 		mixed                                  bool
 	}{
 		{3000, 100, 0, 0, 100, PathNAPIGRO, false},

@@ -89,7 +89,7 @@ func WriteText(w io.Writer, o *Observation) {
 				n.Napi, human(n.Polls), rate(n.PollsPerSec), n.WorkPerPoll, n.MaxWork, n.Budget, human(n.FullBudget), pct(n.FullShare))
 			var ctx []string
 			for _, c := range n.Contexts {
-				s := c.Kind
+				s := string(c.Kind)
 				if c.PID != 0 {
 					s += fmt.Sprintf(" %s[%d]", c.Comm, c.PID)
 				}

@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/observe"
 )
@@ -276,6 +278,7 @@ func rxPaths(x Input, multi bool) []RXPathRow {
 	type key struct{ variant, dev string }
 	rows := map[key]*RXPathRow{}
 	ratios := map[key][]float64{}
+	paths := map[key][]datapath.Path{} // the distinct paths seen, first seen first
 	var order []key
 	for _, run := range x.R.Runs {
 		if len(run.Observe) == 0 {
@@ -286,19 +289,19 @@ func rxPaths(x Input, multi bool) []RXPathRow {
 			continue
 		}
 		for _, d := range o.Devices {
-			if d.Name == "(no_device)" {
+			if d.Name == observe.BacklogDev {
 				continue
 			}
 			k := key{run.Variant, d.Name}
 			row := rows[k]
 			if row == nil {
-				row = &RXPathRow{File: x.Name, Variant: label(x.Name, run.Variant, multi), Device: d.Name, RXPath: d.RXPath, Note: d.RXPathNote, GROFrom: d.GROFrom}
+				row = &RXPathRow{File: x.Name, Variant: label(x.Name, run.Variant, multi), Device: d.Name, Note: d.RXPathNote, GROFrom: d.GROFrom}
 				rows[k] = row
 				order = append(order, k)
 			}
 			row.Runs++
-			if d.RXPath != row.RXPath && !strings.Contains(row.RXPath, d.RXPath) {
-				row.RXPath += " / " + d.RXPath
+			if !slices.Contains(paths[k], d.RXPath) {
+				paths[k] = append(paths[k], d.RXPath)
 			}
 			if d.GRORatio != nil && !math.IsNaN(*d.GRORatio) {
 				ratios[k] = append(ratios[k], *d.GRORatio)
@@ -308,6 +311,11 @@ func rxPaths(x Input, multi bool) []RXPathRow {
 	var out []RXPathRow
 	for _, k := range order {
 		row := rows[k]
+		var texts []string
+		for _, p := range paths[k] {
+			texts = append(texts, p.String())
+		}
+		row.RXPath = strings.Join(texts, " / ")
 		if xs := ratios[k]; len(xs) > 0 {
 			var s float64
 			for _, v := range xs {
@@ -360,7 +368,7 @@ func inspectSummary(x Input, multi bool) ([]DeviceRow, []InspectText, []string) 
 }
 
 func deviceRow(key string, d *inspect.Device) DeviceRow {
-	row := DeviceRow{Key: key, Name: d.Name, Driver: d.Driver, Bus: d.Bus, RXPath: d.Datapath.RXPath,
+	row := DeviceRow{Key: key, Name: d.Name, Driver: d.Driver, Bus: d.Bus, RXPath: d.Datapath.RXPath.String(),
 		Threaded: d.NAPISysfs.Threaded, Qdisc: d.Link.Qdisc, GRO: "-", BQL: "-"}
 	if row.Threaded == "" {
 		row.Threaded = "-"

@@ -108,7 +108,7 @@ func TestSmokeArm64PiUSBNIC(t *testing.T) {
 	if dev == nil || len(dev.IRQs) == 0 {
 		t.Fatalf("inspect in the guest found no interrupt for %s", f["dut_if"])
 	}
-	if q := dev.IRQs[0]; q.Chip != "ARMCTRL-level" || q.Changeable.State != "no" {
+	if q := dev.IRQs[0]; q.Chip != "ARMCTRL-level" || q.Changeable.State.String() != "no" {
 		t.Errorf("the DWC2 interrupt: chip %q changeable %q (%s); want ARMCTRL-level, no", q.Chip, q.Changeable.State, q.Changeable.Evidence)
 	}
 	var rep struct {
