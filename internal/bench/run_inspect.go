@@ -37,3 +37,12 @@ func InspectSelf() func(ctx context.Context, ns string, ifaces []string) (json.R
 		return json.RawMessage(out), nil
 	}
 }
+
+func inspectOrError(ctx context.Context, f func(context.Context, string, []string) (json.RawMessage, error), ns string, ifs []string) json.RawMessage {
+	b, err := f(ctx, ns, ifs)
+	if err != nil {
+		e, _ := json.Marshal(map[string]string{"error": err.Error()})
+		return e
+	}
+	return b
+}
