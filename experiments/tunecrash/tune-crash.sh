@@ -9,4 +9,4 @@ kills=${1:-120}
 out=$(pwd)/experiments/tunecrash/data/result.json
 mkdir -p "$(dirname "$out")"
 WS_TUNE_CRASH_KILLS=$kills WS_TUNE_CRASH_OUT=$out \
-	go test -count=1 -p 1 -run '^TestTuneCrash$' -v -timeout 30m ./internal/cli/
+	go test -count=1 -p 1 -run '^TestTuneCrash$' -v -timeout 30m ./internal/tune/

@@ -2,14 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -57,16 +54,6 @@ apply, revert and persist need root; plan and status do not.`,
 	})
 }
 
-func tuneStateDir(flagVal string) string {
-	if flagVal != "" {
-		return flagVal
-	}
-	if d := os.Getenv("WIRESPEED_STATE_DIR"); d != "" {
-		return d
-	}
-	return tune.DefaultDir
-}
-
 type tuneCommon struct {
 	asJSON   *bool
 	stateDir *string
@@ -109,97 +96,19 @@ func tuneNeedRoot(what string) error {
 	return nil
 }
 
-// loadActions reads --actions FILE: a doctor report, {"actions": [...]}, or [...].
-func loadActions(path string) ([]doctor.Action, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, usageErrorf("--actions %s: %v; give a 'wirespeed doctor --json' report or a JSON list of actions", path, unwrapPathErr(err))
-	}
-	var list []doctor.Action
-	if err := json.Unmarshal(b, &list); err == nil {
-		return list, nil
-	}
-	want := "want a 'wirespeed doctor --json' report or a JSON list of actions"
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(b, &keys); err != nil {
-		return nil, usageErrorf("--actions %s: %s: %v", path, want, err)
-	}
-	_, hasF := keys["findings"]
-	_, hasA := keys["actions"]
-	if !hasF && !hasA {
-		// An object of another kind is not an empty plan.
-		var kind struct {
-			Schema string `json:"schema"`
-		}
-		_ = json.Unmarshal(b, &kind)
-		if kind.Schema != "" {
-			return nil, usageErrorf("--actions %s is a %s file, not a doctor report: %s; nothing was done", path, kind.Schema, want)
-		}
-		return nil, usageErrorf("--actions %s has neither \"findings\" nor \"actions\": %s; nothing was done", path, want)
-	}
-	var obj struct {
-		Findings []doctor.Finding `json:"findings"`
-		Actions  []doctor.Action  `json:"actions"`
-	}
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return nil, usageErrorf("--actions %s: %s: %v", path, want, err)
-	}
-	list = obj.Actions
-	for _, f := range obj.Findings {
-		if f.Fix != nil {
-			list = append(list, f.Fix.Actions...)
-		}
-	}
-	return list, nil
-}
-
-// planActions returns the actions to try, in order: doctor's for this host
-// (or FILE's), only for the named devices when some are named, each id once.
+// planActions is tune.PlanActions with its input errors made usage errors.
 func planActions(ctx context.Context, ifaces []string, file string) ([]doctor.Action, error) {
-	var acts []doctor.Action
-	if file != "" {
-		var err error
-		if acts, err = loadActions(file); err != nil {
-			return nil, err
-		}
-	} else {
-		snap, err := inspect.Collect(ctx, inspect.Options{Ifaces: ifaces})
-		if err != nil {
-			if errors.Is(err, inspect.ErrUnknownInterface) {
-				return nil, usageErrorf("%v; name one of those (tune's sub-commands are plan, apply, status, revert and persist)", err)
-			}
-			return nil, err
-		}
-		rep, err := doctor.Diagnose(&doctor.Input{Snap: snap, Ifaces: ifaces})
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range rep.Findings {
-			if f.Fix != nil {
-				acts = append(acts, f.Fix.Actions...)
-			}
-		}
+	acts, err := tune.PlanActions(ctx, ifaces, file)
+	var fe *tune.ActionsFileError
+	switch {
+	case errors.As(err, &fe):
+		return nil, &UsageError{Err: err}
+	case errors.Is(err, inspect.ErrUnknownInterface):
+		return nil, usageErrorf("%v; name one of those (tune's sub-commands are plan, apply, status, revert and persist)", err)
+	case err != nil:
+		return nil, err
 	}
-	seen := map[string]bool{}
-	var out []doctor.Action
-	for _, a := range acts {
-		if len(ifaces) > 0 && a.Device != "" && !slices.Contains(ifaces, a.Device) {
-			continue // never a device the user did not name
-		}
-		if seen[a.ID] {
-			continue
-		}
-		seen[a.ID] = true
-		out = append(out, a)
-	}
-	return out, nil
-}
-
-type planRow struct {
-	N       int           `json:"n"`
-	Action  doctor.Action `json:"action"`
-	Now     string        `json:"now,omitempty"`
-	Invalid string        `json:"invalid,omitempty"`
+	return acts, nil
 }
 
 func runTunePlan(ctx context.Context, env Env, args []string) error {
@@ -213,16 +122,7 @@ func runTunePlan(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rows := []planRow{}
-	for i, a := range acts {
-		r := planRow{N: i + 1, Action: a}
-		if err := tune.Check(a); err != nil {
-			r.Invalid = err.Error()
-		} else if now, err := tune.Read(ctx, tune.Live(), a); err == nil {
-			r.Now = strings.TrimSpace(now)
-		}
-		rows = append(rows, r)
-	}
+	rows := tune.Preview(ctx, tune.Live(), acts)
 	if *c.asJSON {
 		return benchWriteJSON(env, map[string]any{"actions": rows})
 	}
@@ -346,7 +246,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	case *labChild != "":
 		measure = tune.LabBench(*labChild, *dur, *streams, extra).Measurer()
 	}
-	t, err := tune.New(tuneStateDir(*c.stateDir), tune.Live())
+	t, err := tune.New(tune.StateDir(*c.stateDir), tune.Live())
 	if err != nil {
 		return err
 	}
@@ -368,258 +268,4 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 		writeTrials(env, metric, trials)
 	}
 	return lerr
-}
-
-// hideFlags makes -h list every flag of fs but the named ones, which
-// wirespeed passes to itself (the lab's re-run) and a user never gives.
-func hideFlags(fs *flag.FlagSet, env Env, names ...string) {
-	usage := commands["tune"].Usage
-	fs.Usage = func() {
-		shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-		shown.SetOutput(env.Stderr)
-		fs.VisitAll(func(f *flag.Flag) {
-			if !slices.Contains(names, f.Name) {
-				shown.Var(f.Value, f.Name, f.Usage)
-				shown.Lookup(f.Name).DefValue = f.DefValue
-			}
-		})
-		fmt.Fprintf(env.Stderr, "%s\n\nFlags:\n", strings.TrimSpace(usage))
-		shown.PrintDefaults()
-	}
-}
-
-// tuneStatic applies every action without measuring.
-func tuneStatic(ctx context.Context, env Env, t *tune.Tuner, acts []doctor.Action, asJSON bool, progress func(string)) error {
-	outs := []tune.Outcome{}
-	var errs []error
-	for i, a := range acts {
-		progress(fmt.Sprintf("[%d/%d] %s", i+1, len(acts), a.ID))
-		left := t.Leftover(a)
-		var leftSeq int
-		if left >= 0 {
-			leftSeq = t.Store.J.Entries[left].Seq
-		}
-		o, err := t.Apply(ctx, a)
-		if err == nil && (o.State == tune.StateApplied || o.State == "already") {
-			// A static run keeps what it applies: mark it so, or a later
-			// run would take it for the leftover of an interrupted one.
-			if left >= 0 && o.State == "already" {
-				o.Note = fmt.Sprintf("left in force by an interrupted tune (journal entry %d); kept now", leftSeq)
-			}
-			if kerr := t.Keep(a.ID); kerr != nil {
-				err = kerr
-			}
-		}
-		if err != nil {
-			errs = append(errs, err)
-			if o.State == "" {
-				o.State, o.Note = "failed", err.Error()
-			}
-		} else if o.State == tune.StateRefused {
-			errs = append(errs, fmt.Errorf("%s: the kernel refused %s: %s", a.ID, a.Value, o.Note))
-		}
-		outs = append(outs, o)
-	}
-	if asJSON {
-		if err := benchWriteJSON(env, map[string]any{"outcomes": outs}); err != nil {
-			return err
-		}
-	} else {
-		writeOutcomes(env, outs)
-		fmt.Fprintln(env.Stdout, "\nNot measured (no --peer, --lab or --verify-cmd): applied changes are kept. Undo with 'wirespeed tune revert --all'.")
-	}
-	return errors.Join(errs...)
-}
-
-func writeOutcomes(env Env, outs []tune.Outcome) {
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTARGET\tOLD\tNEW\tNOW\tSTATE\tNOTE")
-	for _, o := range outs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.ID, o.Target, oneLine(o.Old), oneLine(o.Want), oneLine(o.Got), o.State, o.Note)
-	}
-	tw.Flush()
-}
-
-func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", " | ") }
-
-func writeTrials(env Env, metric string, trials []tune.Trial) {
-	fmt.Fprintf(env.Stdout, "\nGoal %s; each action measured without/with it in interleaved pairs.\n", metric)
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACTION\tBEFORE\tAFTER\tRATIO\tMEDIAN PAIR RATIO\tP\tVERDICT\tWHY")
-	for _, tr := range trials {
-		if tr.Goal == nil {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t%s\t%s\n", tr.Action.ID, tr.Verdict, tr.Reason)
-			continue
-		}
-		g := tr.Goal
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.3f\t%.3f\t%.3g\t%s\t%s\n", tr.Action.ID, g.MeanBefore, g.MeanAfter, g.Ratio, g.MedianRatio, g.P, tr.Verdict, tr.Reason)
-	}
-	tw.Flush()
-	for _, tr := range trials {
-		if tr.Leftover != "" {
-			fmt.Fprintf(env.Stdout, "Leftover: %s: %s.\n", tr.Action.ID, tr.Leftover)
-		}
-	}
-}
-
-func runTuneStatus(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(commands["tune"], env)
-	c := addTuneCommon(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErrorf("tune status takes no arguments (got %q): it shows every change in the journal", pos[0])
-	}
-	j, err := tune.Load(tuneStateDir(*c.stateDir))
-	if err != nil {
-		return err
-	}
-	st := tune.StatusOf(ctx, tune.Live(), j)
-	if st == nil {
-		st = []tune.Status{}
-	}
-	if *c.asJSON {
-		return benchWriteJSON(env, map[string]any{"journal_version": j.Version, "changes": st})
-	}
-	if len(st) == 0 {
-		fmt.Fprintln(env.Stdout, "wirespeed has no change in force (journal: "+tuneStateDir(*c.stateDir)+").")
-		return nil
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTARGET\tWAS\tSET\tNOW\tKEPT\tSINCE\tPROBLEM")
-	for _, s := range st {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", s.Action.ID, s.Action.Target, oneLine(s.Old), s.Action.Value, oneLine(s.Now), s.Kept, s.Time, s.Problem)
-	}
-	tw.Flush()
-	return nil
-}
-
-func runTuneRevert(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(commands["tune"], env)
-	c := addTuneCommon(fs)
-	all := fs.Bool("all", false, "revert every change in the journal")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if *all == (len(pos) > 0) {
-		return usageErrorf("tune revert: give action ids or --all")
-	}
-	if err := tuneNeedRoot("revert"); err != nil {
-		return err
-	}
-	// Unknown ids are refused before the state directory is touched.
-	if j, err := tune.Load(tuneStateDir(*c.stateDir)); err != nil {
-		return err
-	} else if unknown := unknownIDs(j, pos); len(unknown) > 0 {
-		return &UsageError{Err: fmt.Errorf("%w; nothing was reverted", &tune.UnknownIDError{IDs: unknown})}
-	}
-	t, err := tune.New(tuneStateDir(*c.stateDir), tune.Live())
-	if err != nil {
-		return err
-	}
-	defer t.Close()
-	outs, err := t.Revert(ctx, pos, *all)
-	var ue *tune.UnknownIDError
-	if errors.As(err, &ue) {
-		return &UsageError{Err: fmt.Errorf("%w; nothing was reverted", err)}
-	}
-	if outs == nil {
-		outs = []tune.Outcome{}
-	}
-	if *c.asJSON {
-		if jerr := benchWriteJSON(env, map[string]any{"outcomes": outs}); jerr != nil {
-			return jerr
-		}
-	} else if len(outs) == 0 && err == nil {
-		fmt.Fprintln(env.Stdout, "Nothing to revert.")
-	} else {
-		writeOutcomes(env, outs)
-	}
-	return err
-}
-
-// unknownIDs lists the ids no entry of j has.
-func unknownIDs(j *tune.Journal, ids []string) []string {
-	var out []string
-	for _, id := range ids {
-		found := false
-		for _, e := range j.Entries {
-			found = found || e.Action.ID == id
-		}
-		if !found {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-func runTunePersist(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(commands["tune"], env)
-	c := addTuneCommon(fs)
-	remove := fs.Bool("remove", false, "remove every file an earlier persist wrote")
-	root := fs.String("root", "/", "write the files below this directory instead of / (for a test or an image)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErrorf("tune persist takes no arguments (got %q): it makes every kept change permanent", pos[0])
-	}
-	if *root == "/" {
-		if err := tuneNeedRoot("persist"); err != nil {
-			return err
-		}
-	}
-	dir := tuneStateDir(*c.stateDir)
-	if *remove {
-		removed, err := tune.RemovePersist(*root, dir)
-		if removed == nil {
-			removed = []string{}
-		}
-		if *c.asJSON {
-			if jerr := benchWriteJSON(env, map[string]any{"removed": removed}); jerr != nil {
-				return jerr
-			}
-		} else {
-			for _, f := range removed {
-				fmt.Fprintln(env.Stdout, "removed "+f)
-			}
-			if len(removed) == 0 && err == nil {
-				fmt.Fprintln(env.Stdout, "Nothing to remove.")
-			}
-		}
-		return err
-	}
-	st, err := tune.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	netns, _ := os.Readlink("/proc/self/ns/net")
-	plan := tune.PlanPersist(st.J, netns)
-	if len(plan.Files) == 0 {
-		if len(plan.Skipped) > 0 {
-			return fmt.Errorf("nothing to make permanent here, nothing was written: %s", strings.Join(plan.Skipped, "; "))
-		}
-		return fmt.Errorf("no applied change in the journal to make permanent ('wirespeed tune status')")
-	}
-	files, err := tune.WritePersist(*root, dir, plan)
-	if err != nil {
-		return err
-	}
-	if *c.asJSON {
-		return benchWriteJSON(env, map[string]any{"root": *root, "files": files, "skipped": plan.Skipped})
-	}
-	for _, f := range files {
-		// Name the file where it is: --root may have sent it elsewhere.
-		fmt.Fprintln(env.Stdout, "wrote "+filepath.Join(*root, f))
-	}
-	for _, s := range plan.Skipped {
-		fmt.Fprintln(env.Stdout, "skipped "+s)
-	}
-	fmt.Fprintln(env.Stdout, "\nThey take effect at the next boot or re-plug; now: udevadm control --reload; systemctl daemon-reload; sysctl --system.")
-	return nil
 }

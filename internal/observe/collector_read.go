@@ -1,0 +1,245 @@
+package observe
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/procfs"
+)
+
+// Reading the maps into a Raw, and the Observation built from it.
+
+func cstr(b [16]int8) string {
+	var out []byte
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		out = append(out, byte(c))
+	}
+	return string(out)
+}
+
+// ReadRaw reads all maps: totals since Start.
+func (s *Session) ReadRaw() (*Raw, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("observe session closed")
+	}
+	r := &Raw{At: time.Now(), NCPU: s.ncpu}
+	r.Attached = s.attachedAt(r.At)
+	m := s.maps.Maps
+	var nk observeNapiKey
+	var nv []observeNapiVal
+	it := m["napi_stats"].Iterate()
+	for it.Next(&nk, &nv) {
+		n := RawNAPI{Napi: nk.Napi, Dev: cstr(nk.Dev), Ctx: int(nk.Ctx), PID: nk.Pid}
+		for _, v := range nv {
+			n.PerCPU = append(n.PerCPU, NAPIVal{Polls: v.Polls, Work: v.Work, Full: v.Full,
+				Hist: v.Hist, Budget: v.Budget, MaxWork: v.MaxWork})
+		}
+		r.NAPI = append(r.NAPI, n)
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("reading napi_stats: %w", err)
+	}
+	var rk observeRxKey
+	var rv []observeCountVal
+	it = m["rx_stats"].Iterate()
+	for it.Next(&rk, &rv) {
+		x := RawRX{Dev: cstr(rk.Dev), NapiID: rk.NapiId, Kind: int(rk.Kind)}
+		for _, v := range rv {
+			x.PerCPU = append(x.PerCPU, CountVal{v.Count, v.Bytes})
+		}
+		r.RX = append(r.RX, x)
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("reading rx_stats: %w", err)
+	}
+	// The per-segment GRO counts kept in the direct-mapped array.
+	fast := map[uint32]int{} // napi id -> index in r.RX
+	for i := range r.RX {
+		if x := r.RX[i]; x.Kind == RXGro && x.Dev == "" && x.NapiID != 0 {
+			fast[x.NapiID] = i
+		}
+	}
+	for slot := uint32(0); slot < groSlots; slot++ {
+		var gv []observeGroSlot
+		if err := m["gro_fast"].Lookup(slot, &gv); err != nil {
+			return nil, fmt.Errorf("reading gro_fast: %w", err)
+		}
+		for c, v := range gv {
+			if v.NapiId == 0 || c >= s.ncpu {
+				continue
+			}
+			i, ok := fast[v.NapiId]
+			if !ok {
+				r.RX = append(r.RX, RawRX{NapiID: v.NapiId, Kind: RXGro, PerCPU: make([]CountVal, s.ncpu)})
+				i = len(r.RX) - 1
+				fast[v.NapiId] = i
+			}
+			if len(r.RX[i].PerCPU) < s.ncpu {
+				pc := make([]CountVal, s.ncpu)
+				copy(pc, r.RX[i].PerCPU)
+				r.RX[i].PerCPU = pc
+			}
+			r.RX[i].PerCPU[c].Count += v.Count
+			r.RX[i].PerCPU[c].Bytes += v.Bytes
+		}
+	}
+	var id uint32
+	var nn observeNapiName
+	names := map[uint32]string{}
+	it = m["napi_names"].Iterate()
+	for it.Next(&id, &nn) {
+		names[id] = cstr(nn.Dev)
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("reading napi_names: %w", err)
+	}
+	for i := range r.RX {
+		if x := &r.RX[i]; x.Dev == "" && x.NapiID != 0 {
+			if x.Dev = names[x.NapiID]; x.Dev == "" {
+				x.Dev = fmt.Sprintf("napi-id-%d", x.NapiID)
+			}
+		}
+	}
+	r.Softirq = make([][NrVecs]TimeVal, s.ncpu)
+	for vec := uint32(0); vec < NrVecs; vec++ {
+		var tv []observeTimeVal
+		if err := m["softirq_stats"].Lookup(vec, &tv); err != nil {
+			return nil, fmt.Errorf("reading softirq_stats: %w", err)
+		}
+		for c, v := range tv {
+			if c < s.ncpu {
+				r.Softirq[c][vec] = TimeVal{v.Count, v.Ns}
+			}
+		}
+	}
+	var ik int32
+	var iv []observeIrqVal
+	it = m["irq_stats"].Iterate()
+	for it.Next(&ik, &iv) {
+		q := RawIRQ{IRQ: int(ik)}
+		for _, v := range iv {
+			q.PerCPU = append(q.PerCPU, TimeVal{v.Count, v.Ns})
+		}
+		r.IRQ = append(r.IRQ, q)
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("reading irq_stats: %w", err)
+	}
+	var dv []observeDqlVal
+	if err := m["dql_stats"].Lookup(uint32(0), &dv); err == nil {
+		for _, v := range dv {
+			r.DQL.Count += v.Count
+			r.DQL.MaxLen = max(r.DQL.MaxLen, uint64(v.MaxLen))
+			r.DQL.MaxThrs = max(r.DQL.MaxThrs, uint64(v.MaxThrs))
+		}
+	}
+	for i := uint32(0); i < 3; i++ {
+		var lv []uint64
+		if err := m["lost"].Lookup(i, &lv); err == nil {
+			for _, v := range lv {
+				r.Lost[i] += v
+			}
+		}
+	}
+	for _, n := range r.NAPI {
+		if n.Ctx != CtxSoftirq && n.PID != 0 {
+			if _, ok := s.comms[n.PID]; !ok {
+				c, _ := s.fs.ReadString("/proc/" + strconv.Itoa(int(n.PID)) + "/comm")
+				s.comms[n.PID] = c
+			}
+		}
+	}
+	return r, nil
+}
+
+// meta describes a window of wall time d from start, during which the
+// programs were attached for attached.
+func (s *Session) meta(start time.Time, d, attached time.Duration) Meta {
+	m := Meta{Start: start, Duration: d, Filter: s.opts.Ifaces, Events: s.Events(),
+		DevIRQs: s.opts.DevIRQs, IRQNames: map[int]string{}, Light: s.opts.Light}
+	if s.sampling {
+		m.Sample, m.Period, m.Attached = s.opts.Sample, s.period, attached
+	}
+	comms := map[uint32]string{}
+	for k, v := range s.comms {
+		comms[k] = v
+	}
+	m.Comm = func(pid uint32) string { return comms[pid] }
+	if b, err := s.fs.ReadFile("/proc/interrupts"); err == nil {
+		if in, err := procfs.ParseInterrupts(b); err == nil {
+			for _, l := range in.Lines {
+				if l.Number >= 0 {
+					m.IRQNames[l.Number] = strings.Join(l.Actions, ",")
+				}
+			}
+		}
+	}
+	return m
+}
+
+// Total returns the observation of everything since Start.
+func (s *Session) Total() (*Observation, error) {
+	r, err := s.ReadRaw()
+	if err != nil {
+		return nil, err
+	}
+	o := Build(r, s.meta(s.start, r.At.Sub(s.start), r.Attached))
+	s.annotate(o)
+	return o, nil
+}
+
+// Interval returns the observation since the previous Interval (or Start).
+func (s *Session) Interval() (*Observation, error) {
+	r, err := s.ReadRaw()
+	if err != nil {
+		return nil, err
+	}
+	d := Diff(r, s.last)
+	o := Build(d, s.meta(s.lastAt, r.At.Sub(s.lastAt), d.Attached))
+	s.annotate(o)
+	s.last, s.lastAt = r, r.At
+	return o, nil
+}
+
+func (s *Session) annotate(o *Observation) {
+	if s.Mounted != "" {
+		o.Notes = append(o.Notes, "tracefs was not mounted; observe mounted it at "+s.Mounted)
+	}
+	if s.fallback != "" {
+		o.Notes = append(o.Notes, s.fallback)
+	}
+	for _, e := range o.Events {
+		if e.Status != "attached" && e.Status != "skipped" {
+			o.Notes = append(o.Notes, fmt.Sprintf("%s not counted: %s: %s", e.Event, e.Status, e.Detail))
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := make([]string, 0, len(s.missed))
+	for k := range s.missed {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch k {
+		case "reset":
+			o.Notes = append(o.Notes, fmt.Sprintf("sampling: resetting the per-CPU softirq/hardirq state failed before %d windows (%v); poll contexts may be off",
+				s.missed[k], s.lastErr[k]))
+			continue
+		case "window":
+			o.Notes = append(o.Notes, fmt.Sprintf("sampling: opening or closing the counting window failed %d times (%v)", s.missed[k], s.lastErr[k]))
+			continue
+		}
+		o.Notes = append(o.Notes, fmt.Sprintf("sampling: %s could not be attached in %d windows (%v); its counts cover less time than attached_s",
+			k, s.missed[k], s.lastErr[k]))
+	}
+}
