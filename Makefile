@@ -12,6 +12,8 @@
 #   make cross-check  the arm64 binary under qemu-user prints what the amd64
 #                one prints on every snapshot fixture (run by make check)
 #   make bpf     regenerate the committed eBPF objects with Debian's clang
+#   make promtool-check   promtool checks contrib/prometheus's alert rules and
+#                runs their unit tests (run by make check)
 #   make experiments-check   recompute every table in docs/results.md from the
 #                raw files under experiments/ and fail on a difference
 #                (make test runs it too); make experiments-update rewrites them
@@ -49,7 +51,7 @@ TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
 
-.PHONY: all setup setup-lab run build test check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update
+.PHONY: all setup setup-lab run build test check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update promtool-check
 
 all: build
 
@@ -107,6 +109,7 @@ check:
 	$(MAKE) test
 	$(MAKE) fuzz
 	$(MAKE) cross-check
+	$(MAKE) promtool-check
 	@command -v qemu-system-x86_64 >/dev/null || echo "note: the VM lab's tests skipped (no QEMU): sudo make setup-lab installs what they need"
 
 # every Go fuzz target, FUZZTIME each (scripts/fuzz.sh finds them)
@@ -125,6 +128,15 @@ cross: go-version
 # Without qemu-aarch64(-static) it notes the skip and passes.
 cross-check: cross
 	scripts/cross-fixtures.sh dist/wirespeed-linux-amd64 dist/wirespeed-linux-arm64
+
+# The alert rules (contrib/prometheus): promtool's syntax check and the
+# rules' unit tests. promtool is in Debian's prometheus package; without it
+# this notes the skip and passes.
+promtool-check:
+	@if command -v promtool >/dev/null; then \
+		promtool check rules contrib/prometheus/wirespeed.rules.yml && \
+		promtool test rules contrib/prometheus/wirespeed.rules.test.yml; \
+	else echo "note: the alert rules' tests skipped (no promtool): apt-get install --no-install-recommends prometheus"; fi
 
 experiments-check:
 	$(GO) test -count=1 ./experiments/...

@@ -136,7 +136,7 @@ func TestPrometheusScrapesExporter(t *testing.T) {
 	_, _, _ = startExporter(t, nil, nil, "--listen", target, "--interval", "1", "--observe-sample", "20%")
 
 	dir := t.TempDir()
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: wirespeed\n    static_configs:\n      - targets: ['%s']\n", target)
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n%sscrape_configs:\n  - job_name: wirespeed\n    static_configs:\n      - targets: ['%s']\n", rulesConfig(t), target)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +200,7 @@ func TestPrometheusScrapesExporter(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
+	checkRulesEvaluate(t, web) // the alert rules run on the real series (rules_test.go)
 	// Every query of the Grafana dashboard is one Prometheus accepts and
 	// evaluates (label_values is Grafana's, not PromQL).
 	for f, qs := range dashboardQueries(t) {
