@@ -137,7 +137,7 @@ deb: cross
 
 # Installs, runs and removes them in a fresh Debian 12 root (root; mmdebstrap).
 deb-test:
-	scripts/deb-test.sh
+	SETUP_PKGS="$(SETUP_PKGS)" TEST_PKGS="$(TEST_PKGS)" scripts/deb-test.sh
 
 # No arm64 code runs anywhere else in make check: run make cross's arm64
 # binary under qemu-user on every fixture in testdata/snapshots and compare
