@@ -48,6 +48,7 @@ logs="${DEB_TEST_LOGS:-/var/tmp/wirespeed-deb-test-logs}"
 mkdir -p "$logs"
 summary="$logs/summary.txt"
 : >"$summary"
+: >"$logs/sizes.log"
 
 unmount_all() {
 	local m
@@ -107,6 +108,7 @@ d="/tmp/debs/$(basename "${dkmsdeb[0]}")"
 size() { # LABEL APT-ARGS...: what installing them would fetch and add, on this root
 	local o
 	o="$(in_root apt-get install --assume-no "$@" 2>&1)"
+	printf '== %s\n%s\n' "$1" "$o" >>"$logs/sizes.log"
 	note "size: $1: $(printf '%s\n' "$o" | grep -E '^(Need to get|After this operation)' | tr '\n' ' ')($(printf '%s\n' "$o" | sed -n 's/^\([0-9]*\) upgraded, \([0-9]*\) newly installed.*/\2 packages/p'))"
 }
 in_root apt-get update -q >"$logs/apt-update.log" 2>&1
