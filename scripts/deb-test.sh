@@ -153,6 +153,9 @@ say "installing headers, linux-source and the dependencies ($deps) in the root"
 in_root apt-get install -y -q "$h61" "$h612" linux-source-6.1 linux-source-6.12 $deps >"$logs/deps.log" 2>&1 ||
 	{ tail -n 20 "$logs/deps.log" >&2; die "installing the dependencies failed ($logs/deps.log)"; }
 in_root apt-get clean
+# A real machine has the module indexes (its image's modules); depmod here
+# too, so that DKMS's depmod does not look like files it left.
+in_root depmod "$k61" && in_root depmod "$k612"
 
 # Every path in the root, except what dpkg and apt keep about themselves,
 # logs, caches and the test's own files.
