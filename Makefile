@@ -1,6 +1,7 @@
 # wirespeed - see README.md. Targets:
-#   make setup   install what the tool and its tests need on a fresh Debian
-#                machine (never a kernel, no recommends), then build
+#   make setup   install what make run needs on a fresh Debian machine (never
+#                a kernel, no recommends), then build
+#   make setup-test  add what the tests need (make check; .ci/run calls it)
 #   make setup-lab  add what the VM lab, the module build and make bpf need
 #   make run     the main job: inspect this host, then measure the three RX paths
 #                of seed 1 (no NAPI/GRO, NAPI + GRO, threaded NAPI + GRO) in the host lab
@@ -9,6 +10,9 @@
 #   make check   gofmt + go vet + tests + every fuzz target for FUZZTIME (3s)
 #   make fuzz    only the fuzz targets (FUZZTIME=30s make fuzz for a longer run)
 #   make cross   static binaries for amd64 and arm64 into dist/
+#   make deb     Debian packages into dist/: wirespeed (amd64, arm64) and
+#                wirespeed-usbnet-dkms (docs/packaging.md); lintian when installed
+#   make deb-test  (root) install, run and remove them in a fresh Debian 12 root
 #   make cross-check  the arm64 binary under qemu-user prints what the amd64
 #                one prints on every snapshot fixture (run by make check)
 #   make bpf     regenerate the committed eBPF objects with Debian's clang
@@ -26,11 +30,14 @@ LDFLAGS  := -s -w -X github.com/wirespeed/wirespeed/internal/cli.Version=$(VERSI
 # image (a new boot kernel), and QEMU drags in a GUI stack.
 # scripts/check-setup-packages.sh (run by make check) fails if these would
 # install any linux-image package on an empty machine.
-# SETUP_PKGS: the tool and its tests - bench, lab, observe (iperf3..git),
-# report's browser and flent tests (chromium, flent, python3-matplotlib),
-# the exporter's integration test (prometheus: the real server scrapes it).
-SETUP_PKGS := iperf3 ethtool iproute2 iputils-ping bpftool git ca-certificates \
-	chromium flent python3-matplotlib prometheus
+# SETUP_PKGS: what make run needs - bench and the host lab (iperf3, ethtool,
+# iproute2, iputils-ping), observe (bpftool), the build (git,
+# ca-certificates: go fetching modules).
+# TEST_PKGS: what the tests add - report's browser and flent tests
+# (chromium, flent, python3-matplotlib), the exporter's integration test
+# (prometheus: the real server scrapes it). docs/packaging.md has the sizes.
+SETUP_PKGS := iperf3 ethtool iproute2 iputils-ping bpftool git ca-certificates
+TEST_PKGS := chromium flent python3-matplotlib prometheus
 # LAB_PKGS: the VM lab (qemu..wireguard-tools; qemu-system-arm for its arm64
 # guests; gcc-12 and make build its broken test module), make check's arm64
 # binary run (qemu-user-static: qemu-aarch64-static, called directly, no
@@ -51,7 +58,7 @@ TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
 
-.PHONY: all setup setup-lab run build test check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update promtool-check
+.PHONY: all setup setup-test setup-lab deb deb-test run build test check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update promtool-check
 
 all: build
 
@@ -60,6 +67,11 @@ setup:
 	DEBIAN_FRONTEND=noninteractive apt-get update -q
 	$(APT_INSTALL) $(SETUP_PKGS)
 	$(MAKE) build
+
+setup-test:
+	@if [ "$$(id -u)" != 0 ]; then echo "make setup-test installs packages: run it as root" >&2; exit 1; fi
+	DEBIAN_FRONTEND=noninteractive apt-get update -q
+	$(APT_INSTALL) $(TEST_PKGS)
 
 setup-lab:
 	@if [ "$$(id -u)" != 0 ]; then echo "make setup-lab installs packages: run it as root" >&2; exit 1; fi
@@ -81,7 +93,7 @@ GO_HOWTO = Install it from https://go.dev/dl/ (tar -C /usr/local -xzf go$(basena
 
 # Fails if the setup's packages would install a kernel image (apt-get -s).
 check-setup-packages:
-	scripts/check-setup-packages.sh $(SETUP_PKGS) $(LAB_PKGS)
+	scripts/check-setup-packages.sh $(SETUP_PKGS) $(TEST_PKGS) $(LAB_PKGS)
 
 # RUN_REPEAT interleaved repetitions of the three variants: enough for the
 # headline to decide GRO's throughput gain on a 2-CPU machine in about
@@ -121,6 +133,14 @@ cross: go-version
 	mkdir -p dist
 	GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/wirespeed-linux-amd64 ./cmd/wirespeed
 	GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/wirespeed-linux-arm64 ./cmd/wirespeed
+
+# Debian packages of make cross's binaries and kernel/usbnet (docs/packaging.md).
+deb: cross
+	GO=$(GO) scripts/mkdeb.sh
+
+# Installs, runs and removes them in a fresh Debian 12 root (root; mmdebstrap).
+deb-test:
+	SETUP_PKGS="$(SETUP_PKGS)" TEST_PKGS="$(TEST_PKGS)" scripts/deb-test.sh
 
 # No arm64 code runs anywhere else in make check: run make cross's arm64
 # binary under qemu-user on every fixture in testdata/snapshots and compare

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Fails if installing the given packages the way 'make setup' and
-# 'make setup-lab' do (apt-get install --no-install-recommends) would
+# Fails if installing the given packages the way 'make setup',
+# 'make setup-test' and 'make setup-lab' do (apt-get install --no-install-recommends) would
 # install a kernel image: apt's simulation lists every package it would
 # unpack. Also fails if a Makefile apt-get install line lacks
 # --no-install-recommends (with recommends, wireguard-tools pulls
@@ -21,7 +21,7 @@ while IFS= read -r line; do
 	*--no-install-recommends*) ;;
 	*) echo "check-setup-packages: Makefile installs without --no-install-recommends: $line" >&2; bad=1 ;;
 	esac
-done < <(make -s -n setup setup-lab 2>/dev/null | grep -E 'apt-get install' || true)
+done < <(make -s -n setup setup-test setup-lab 2>/dev/null | grep -E 'apt-get install' || true)
 if ! command -v apt-get >/dev/null; then
 	echo "check-setup-packages: no apt-get here (not Debian): simulation skipped" >&2
 	exit $bad
