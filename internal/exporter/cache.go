@@ -53,6 +53,7 @@ func (e *Exporter) snapshot() (*inspect.Snapshot, error) {
 		full = true
 	}
 	if full {
+		e.files.closeAll()
 		c.snap, c.err = e.inspect()
 		c.at = now
 		c.gen++
@@ -66,7 +67,7 @@ func (e *Exporter) snapshot() (*inspect.Snapshot, error) {
 // one.
 func (e *Exporter) refreshMoving(s *inspect.Snapshot) bool {
 	var in *procfs.Interrupts
-	if b, err := e.fs.ReadFile("/proc/interrupts"); err == nil {
+	if b, err := e.files.read("/proc/interrupts"); err == nil {
 		in, _ = procfs.ParseInterrupts(b)
 	}
 	for i := range s.Devices {
@@ -89,7 +90,7 @@ func (e *Exporter) refreshMoving(s *inspect.Snapshot) bool {
 				if *f.v == nil {
 					continue
 				}
-				t, err := e.fs.ReadString(dir + f.name)
+				t, err := e.files.readString(dir + f.name)
 				if err != nil {
 					return false // the queue is gone
 				}
@@ -132,22 +133,22 @@ func (e *Exporter) sameKnobs(d *inspect.Device) bool {
 	base := "/sys/class/net/" + d.Name
 	for _, k := range []struct{ file, was string }{{"threaded", d.NAPISysfs.Threaded},
 		{"gro_flush_timeout", d.NAPISysfs.GROFlushTimeout}, {"napi_defer_hard_irqs", d.NAPISysfs.NAPIDeferHardIRQs}} {
-		if k.was != "" && inspect.ReadRawOrErr(e.fs, base+"/"+k.file) != k.was {
+		if k.was != "" && e.files.rawOrErr(base+"/"+k.file) != k.was {
 			return false
 		}
 	}
 	for _, q := range d.RXQueues {
-		if v, _ := inspect.ReadAsRecorded(e.fs, base+"/queues/"+q.Name+"/rps_cpus"); v != q.RPSCPUs {
+		if v, _ := e.files.asRecorded(base + "/queues/" + q.Name + "/rps_cpus"); v != q.RPSCPUs {
 			return false
 		}
 	}
 	for _, q := range d.TXQueues {
-		if v, _ := inspect.ReadAsRecorded(e.fs, base+"/queues/"+q.Name+"/xps_cpus"); v != q.XPSCPUs {
+		if v, _ := e.files.asRecorded(base + "/queues/" + q.Name + "/xps_cpus"); v != q.XPSCPUs {
 			return false
 		}
 	}
 	for _, q := range d.IRQs {
-		if v, _ := inspect.ReadAsRecorded(e.fs, fmt.Sprintf("/proc/irq/%d/smp_affinity", q.Number)); v != q.SMPAffinity {
+		if v, _ := e.files.asRecorded(fmt.Sprintf("/proc/irq/%d/smp_affinity", q.Number)); v != q.SMPAffinity {
 			return false
 		}
 	}

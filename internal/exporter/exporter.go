@@ -144,6 +144,7 @@ type Exporter struct {
 	probes map[string]string // IRQ affinity probes: asked once, kept
 	failed map[string]string // collector -> last error logged
 	cache  snapCache
+	files  openFiles
 	docRep *doctor.Report
 
 	flight  sync.Mutex  // guards next and reading
@@ -168,6 +169,7 @@ func New(ctx context.Context, opts Options) *Exporter {
 	if e.log == nil {
 		e.log = log.New(discard{}, "", 0)
 	}
+	e.files.fs = e.fs
 	e.cache.refresh = opts.Refresh
 	if e.cache.refresh == 0 {
 		e.cache.refresh = DefaultRefresh
@@ -427,7 +429,7 @@ func b2f(b bool) float64 {
 }
 
 func (e *Exporter) softnet(ch chan<- prometheus.Metric) error {
-	b, err := e.fs.ReadFile("/proc/net/softnet_stat")
+	b, err := e.files.read("/proc/net/softnet_stat")
 	if err != nil {
 		return err
 	}
@@ -448,7 +450,7 @@ func (e *Exporter) softnet(ch chan<- prometheus.Metric) error {
 }
 
 func (e *Exporter) softirqs(ch chan<- prometheus.Metric) error {
-	b, err := e.fs.ReadFile("/proc/softirqs")
+	b, err := e.files.read("/proc/softirqs")
 	if err != nil {
 		return err
 	}
@@ -476,7 +478,7 @@ func (e *Exporter) threads(ch chan<- prometheus.Metric, snap *inspect.Snapshot) 
 	var errs []string
 	for _, d := range snap.Devices {
 		for _, t := range d.Threads {
-			b, err := e.fs.ReadFile(fmt.Sprintf("/proc/%d/stat", t.PID))
+			b, err := e.files.read(fmt.Sprintf("/proc/%d/stat", t.PID))
 			if err != nil {
 				continue
 			}

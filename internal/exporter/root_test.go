@@ -292,6 +292,11 @@ func TestDevicesComeAndGo(t *testing.T) {
 				t.Errorf("round %d: after adding the veth pair the scrape lacks %s", round, want)
 			}
 		}
+		// the knob read through the descriptor kept from the last scrape
+		ns.Run(t, "sh", "-c", "echo 0 > /sys/class/net/"+a+"/threaded")
+		if m := scrapeNS(); !strings.Contains(m, `wirespeed_device_napi_threaded{device="`+a+`"} 0`) {
+			t.Errorf("round %d: threaded switched off, the scrape still says on", round)
+		}
 		ns.Run(t, "ip", "link", "del", a)
 		if m := scrapeNS(); strings.Contains(m, `device="`+a+`"`) || strings.Contains(m, `device="`+b+`"`) {
 			t.Errorf("round %d: the deleted veth pair is still exported", round)
