@@ -21,6 +21,8 @@
 #   make experiments-check   recompute every table in docs/results.md from the
 #                raw files under experiments/ and fail on a difference
 #                (make test runs it too); make experiments-update rewrites them
+#   make self-bench  what the instruments cost and how much bench wobbles,
+#                one run into experiments/selfbench/data (root, ~6 min)
 
 GO       ?= go
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -58,7 +60,7 @@ TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
 
-.PHONY: all setup setup-test setup-lab deb deb-test run build test check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update promtool-check
+.PHONY: all setup setup-test setup-lab deb deb-test run build test check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update promtool-check self-bench
 
 all: build
 
@@ -163,6 +165,11 @@ experiments-check:
 
 experiments-update:
 	$(GO) test -count=1 ./experiments/all -update
+
+# the instruments' own cost and noise in one run (experiments/selfbench;
+# root, ~6 min); BEFORE=old-binary measures an older exporter beside it
+self-bench: build
+	experiments/selfbench/self-bench.sh
 
 bpf:
 	$(GO) generate ./internal/observe/...

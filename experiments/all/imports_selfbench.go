@@ -1,0 +1,4 @@
+package all
+
+// The instruments' own cost and noise (issue 20).
+import _ "github.com/wirespeed/wirespeed/experiments/selfbench"

@@ -1,0 +1,210 @@
+// Package selfbench computes the table of each make self-bench run
+// (self-bench.sh; issue 20): what wirespeed's instruments cost and how much
+// bench wobbles, from the raw files under data/RUN/.
+package selfbench
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/wirespeed/wirespeed/experiments"
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/internal/bench"
+	"github.com/wirespeed/wirespeed/internal/stats"
+)
+
+func init() {
+	experiments.Register(experiments.Experiment{Name: "selfbench", Tables: Tables})
+}
+
+// MaxLoadBefore is the validity rule written before the runs: a run counts
+// only when the 1-minute load average before it was below this (an idle
+// 2-CPU machine).
+const MaxLoadBefore = 0.5
+
+// RefreshSeconds and ScrapeIntervalSeconds give the amortised scrape cost:
+// one scrape in RefreshSeconds/ScrapeIntervalSeconds takes a full snapshot
+// (exporter.DefaultRefresh; 15 s is the scrape interval of Prometheus's
+// example configuration).
+const (
+	RefreshSeconds        = 300
+	ScrapeIntervalSeconds = 15
+)
+
+// Tables returns one table per run directory under dir/data.
+func Tables(dir string) (map[string]string, error) {
+	runs, err := filepath.Glob(filepath.Join(dir, "data", "*", "env.json"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, env := range runs {
+		d := filepath.Dir(env)
+		t, err := runTable(d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d, err)
+		}
+		out[filepath.Base(d)] = t
+	}
+	return out, nil
+}
+
+type envFile struct {
+	Before struct {
+		Loadavg string `json:"loadavg"`
+		Commit  string `json:"commit"`
+		CPUs    int    `json:"cpus"`
+		Kernel  string `json:"kernel"`
+	} `json:"before"`
+	After struct {
+		Loadavg string `json:"loadavg"`
+	} `json:"after"`
+}
+
+// Scrapes is scrapeload's file (only what the table uses).
+type Scrapes struct {
+	Scrapers int `json:"scrapers"`
+	Runs     []struct {
+		Name          string    `json:"name"`
+		SerialCPUNs   []float64 `json:"serial_cpu_ns"`
+		ConcLatencyMs []float64 `json:"concurrent_latency_ms"`
+		ConcCPUNs     float64   `json:"concurrent_cpu_ns"`
+		ConcErrors    int       `json:"concurrent_errors"`
+	} `json:"runs"`
+}
+
+// throughputs reads bench-MODE-N.json.gz: Mbit/s by repetition.
+func throughputs(d, mode string) (map[int]float64, error) {
+	files, err := filepath.Glob(filepath.Join(d, "bench-"+mode+"-*.json.gz"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]float64{}
+	for _, f := range files {
+		rep, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "bench-"+mode+"-"), ".json.gz"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: not bench-MODE-N.json.gz", f)
+		}
+		b, err := mdtab.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		r, err := bench.Decode(b, f)
+		if err != nil {
+			return nil, err
+		}
+		if len(r.Runs) != 1 || !r.Runs[0].Complete {
+			return nil, fmt.Errorf("%s: want one complete run", f)
+		}
+		v, ok := r.Runs[0].Metrics["send_mbit"]
+		if !ok {
+			return nil, fmt.Errorf("%s: no send_mbit", f)
+		}
+		out[rep] = v
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no bench-%s-N.json.gz", mode)
+	}
+	return out, nil
+}
+
+// cost is the throughput cost of mode against "off", paired by repetition:
+// 1 - geometric mean of the ratios, with its 95% interval, and the ratios.
+func cost(off, on map[int]float64) string {
+	var reps []int
+	for r := range on {
+		if _, ok := off[r]; ok {
+			reps = append(reps, r)
+		}
+	}
+	sort.Ints(reps)
+	var logs []float64
+	var ratios []string
+	for _, r := range reps {
+		q := on[r] / off[r]
+		logs = append(logs, math.Log(q))
+		ratios = append(ratios, fmt.Sprintf("%.3f", q))
+	}
+	s := stats.Summarize(logs)
+	pct := func(l float64) string { return fmt.Sprintf("%+.1f%%", (math.Exp(l)-1)*100) }
+	return fmt.Sprintf("%s (95%% CI %s .. %s; ratios %s)", pct(s.Mean), pct(s.CILow), pct(s.CIHigh), strings.Join(ratios, ", "))
+}
+
+func cov(xs map[int]float64) string {
+	var v []float64
+	for _, x := range xs {
+		v = append(v, x)
+	}
+	s := stats.Summarize(v)
+	return fmt.Sprintf("%.1f%% (%d runs, mean %.0f Mbit/s)", s.Stdev/s.Mean*100, s.N, s.Mean)
+}
+
+func ms(ns float64) string { return fmt.Sprintf("%.2f ms", ns/1e6) }
+
+func runTable(d string) (string, error) {
+	var env envFile
+	if err := mdtab.ReadJSON(filepath.Join(d, "env.json"), &env); err != nil {
+		return "", err
+	}
+	load, err := strconv.ParseFloat(strings.Fields(env.Before.Loadavg + " x")[0], 64)
+	if err != nil {
+		return "", fmt.Errorf("env.json: load average %q", env.Before.Loadavg)
+	}
+	valid := "yes"
+	if load >= MaxLoadBefore {
+		valid = fmt.Sprintf("**no**: load average %.2f before the run (the rule: below %.1f)", load, MaxLoadBefore)
+	}
+	mode := map[string]map[int]float64{}
+	for _, m := range []string{"off", "light", "sampled"} {
+		if mode[m], err = throughputs(d, m); err != nil {
+			return "", err
+		}
+	}
+	var sc Scrapes
+	if err := mdtab.ReadJSON(filepath.Join(d, "scrapes.json"), &sc); err != nil {
+		return "", err
+	}
+	serial := map[string][]float64{}
+	conc := map[string][]float64{}
+	concCPU := map[string][2]float64{}
+	for _, r := range sc.Runs {
+		if r.ConcErrors > 0 {
+			return "", fmt.Errorf("scrapes.json: %s: %d failed scrapes", r.Name, r.ConcErrors)
+		}
+		serial[r.Name] = append(serial[r.Name], r.SerialCPUNs...)
+		conc[r.Name] = append(conc[r.Name], r.ConcLatencyMs...)
+		c := concCPU[r.Name]
+		concCPU[r.Name] = [2]float64{c[0] + r.ConcCPUNs, c[1] + float64(len(r.ConcLatencyMs))}
+	}
+	med := func(n string) float64 { return stats.Percentile(serial[n], 50) }
+	scrapeCell := func(n string) string {
+		if len(serial[n]) == 0 {
+			return "-"
+		}
+		return ms(med(n)) + " median of " + strconv.Itoa(len(serial[n]))
+	}
+	concCell := func(n string) string {
+		if len(conc[n]) == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("p50 %.0f ms, p99 %.0f ms (%d scrapes, %s CPU each)", stats.Percentile(conc[n], 50),
+			stats.Percentile(conc[n], 99), len(conc[n]), ms(concCPU[n][0]/concCPU[n][1]))
+	}
+	amort := med("now") + med("now-full")*ScrapeIntervalSeconds/RefreshSeconds
+	rows := [][]string{
+		{"valid (idle before the run)", "-", valid, "-"},
+		{"`observe --light`, continuous, full veth rate: throughput", "<= 3% less", cost(mode["off"], mode["light"]), "-"},
+		{"`observe --sample 10%`: throughput", "<= 1% less, and how sure", cost(mode["off"], mode["sampled"]), "-"},
+		{"exporter, one scrape between full snapshots: CPU", "<= 2 ms", scrapeCell("now"), scrapeCell("before")},
+		{"exporter, one scrape with a full snapshot (`--refresh 0`): CPU", "-", scrapeCell("now-full"), "-"},
+		{fmt.Sprintf("exporter, per scrape at a %d s interval (one full snapshot per %d s)", ScrapeIntervalSeconds, RefreshSeconds), "<= 2 ms", ms(amort), "-"},
+		{fmt.Sprintf("exporter, %d concurrent scrapers on loopback: latency", sc.Scrapers), "p99 <= 50 ms", concCell("now"), concCell("before")},
+		{"bench repeatability, GRO on, observation off: CoV", "<= 3%", cov(mode["off"]), "-"},
+		{"bench repeatability, GRO on, bench's default (sampled 10%): CoV", "<= 3%", cov(mode["sampled"]), "-"},
+	}
+	return mdtab.Table([]string{"figure", "goal", "now (" + env.Before.Commit + ")", "before (`BEFORE` binary)"}, rows), nil
+}
