@@ -205,7 +205,7 @@ func parseGStrings(b []byte) ([]string, error) {
 // names bit i names[i].
 func decodeFeatures(names []string, b []byte) (map[string]Feature, error) {
 	if len(b) < 8 {
-		return nil, fmt.Errorf("ethtoolioctl: short ethtool_gfeatures (%d bytes)", len(b))
+		return nil, fmt.Errorf("short ethtool_gfeatures (%d bytes)", len(b))
 	}
 	blocks := (len(b) - 8) / 16
 	if kernelBlocks := int(binary.NativeEndian.Uint32(b[4:])); kernelBlocks < blocks {
