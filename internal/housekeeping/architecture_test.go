@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -156,21 +157,23 @@ func picture(doc string) ([]string, error) {
 // "cmd/wirespeed".
 var pkgName = regexp.MustCompile(`^(cmd/)?[a-z0-9]+(/[a-z0-9]+)*$`)
 
+// pictureName is the module-relative path of a package the picture names.
+func pictureName(name string) (string, error) {
+	if !pkgName.MatchString(name) {
+		return "", fmt.Errorf("%q is not a package name", name)
+	}
+	if strings.HasPrefix(name, "cmd/") {
+		return name, nil
+	}
+	return "internal/" + name, nil
+}
+
 // pictureArrows reads the picture's arrows as "importer <- imported" pairs
 // of module-relative paths. A line "a, b --> c --> d  words" gives c <- a,
 // c <- b and d <- c; words after two spaces are a caption. Lines without an
 // arrow and the floor lines (which may hold experiments/NAME) are not read.
 func pictureArrows(lines []string) (map[string]bool, error) {
 	arrows := map[string]bool{}
-	path := func(name string) (string, error) {
-		if !pkgName.MatchString(name) {
-			return "", fmt.Errorf("%q is not a package name", name)
-		}
-		if strings.HasPrefix(name, "cmd/") {
-			return name, nil
-		}
-		return "internal/" + name, nil
-	}
 	for _, line := range lines {
 		if !strings.Contains(line, "-->") || strings.HasPrefix(strings.TrimSpace(line), "floor") {
 			continue
@@ -193,7 +196,7 @@ func pictureArrows(lines []string) (map[string]bool, error) {
 			}
 			var cur []string
 			for _, n := range names {
-				p, err := path(n)
+				p, err := pictureName(n)
 				if err != nil {
 					return nil, fmt.Errorf("line %q: %w", line, err)
 				}
@@ -209,10 +212,10 @@ func pictureArrows(lines []string) (map[string]bool, error) {
 }
 
 // importArrows reads every non-test Go file under the given top
-// directories and returns "importer <- imported" for each import of one of
-// the module's packages.
-func importArrows(root, module string, tops ...string) (map[string]bool, error) {
-	arrows := map[string]bool{}
+// directories and returns the packages they make and "importer <- imported"
+// for each import of one of the module's packages.
+func importArrows(root, module string, tops ...string) (pkgs, arrows map[string]bool, err error) {
+	pkgs, arrows = map[string]bool{}, map[string]bool{}
 	fset := token.NewFileSet()
 	for _, top := range tops {
 		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
@@ -233,6 +236,7 @@ func importArrows(root, module string, tops ...string) (map[string]bool, error) 
 				return err
 			}
 			rel, _ := filepath.Rel(root, filepath.Dir(p))
+			pkgs[filepath.ToSlash(rel)] = true
 			for _, im := range f.Imports {
 				ip, _ := strconv.Unquote(im.Path.Value)
 				if dep, ok := strings.CutPrefix(ip, module+"/"); ok {
@@ -242,10 +246,10 @@ func importArrows(root, module string, tops ...string) (map[string]bool, error) 
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return arrows, nil
+	return pkgs, arrows, nil
 }
 
 func modulePath(t *testing.T, root string) string {
@@ -288,7 +292,7 @@ func TestArchitecturePictureMatchesImports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	imports, err := importArrows(root, modulePath(t, root), "internal", "cmd")
+	pkgs, imports, err := importArrows(root, modulePath(t, root), "internal", "cmd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,6 +301,118 @@ func TestArchitecturePictureMatchesImports(t *testing.T) {
 	}
 	for _, p := range arrowProblems(drawn, imports) {
 		t.Errorf("%s: %s; the picture's arrows are 'imported, ... --> importer'", archDoc, p)
+	}
+	drawnFloors, err := pictureFloors(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range floorProblems(drawnFloors, floors(pkgs, imports)) {
+		t.Errorf("%s: %s", archDoc, p)
+	}
+}
+
+// pictureFloors reads the lines "floor N   a, b, c  caption" of the
+// picture: package path -> N.
+func pictureFloors(lines []string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, line := range lines {
+		rest, ok := strings.CutPrefix(line, "floor ")
+		if !ok {
+			continue
+		}
+		num, names, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		n, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("line %q: no floor number", line)
+		}
+		names = strings.TrimSpace(names)
+		if i := strings.Index(names, "  "); i >= 0 {
+			names = names[:i]
+		}
+		for _, name := range strings.Split(names, ",") {
+			p, err := pictureName(strings.TrimSpace(name))
+			if err != nil {
+				return nil, fmt.Errorf("line %q: %w", line, err)
+			}
+			if _, dup := out[p]; dup {
+				return nil, fmt.Errorf("%s is on two floors", p)
+			}
+			out[p] = n
+		}
+	}
+	return out, nil
+}
+
+// floors gives each package 1 + the highest floor of what it imports
+// (1 when it imports none of pkgs). The imports have no cycle (Go refuses
+// one), so the recursion ends.
+func floors(pkgs, imports map[string]bool) map[string]int {
+	deps := map[string][]string{}
+	for a := range imports {
+		from, to, _ := strings.Cut(a, " <- ")
+		deps[from] = append(deps[from], to)
+	}
+	out := map[string]int{}
+	var floor func(p string) int
+	floor = func(p string) int {
+		if f, ok := out[p]; ok {
+			return f
+		}
+		f := 1
+		for _, d := range deps[p] {
+			f = max(f, floor(d)+1)
+		}
+		out[p] = f
+		return f
+	}
+	for p := range pkgs {
+		floor(p)
+	}
+	return out
+}
+
+// floorProblems compares the picture's floors with the computed ones.
+func floorProblems(drawn, computed map[string]int) []string {
+	var probs []string
+	for p, f := range computed {
+		switch d, ok := drawn[p]; {
+		case !ok:
+			probs = append(probs, fmt.Sprintf("the picture has %s on no floor (its imports put it on floor %d)", p, f))
+		case d != f:
+			probs = append(probs, fmt.Sprintf("the picture has %s on floor %d, its imports put it on floor %d", p, d, f))
+		}
+	}
+	for p, d := range drawn {
+		if _, ok := computed[p]; !ok {
+			probs = append(probs, fmt.Sprintf("the picture has %s on floor %d, but it is no package of internal/ or cmd/", p, d))
+		}
+	}
+	slices.Sort(probs)
+	return probs
+}
+
+// TestFloors: floors follow the longest chain of imports, and a package
+// drawn too low, missing or unknown is reported.
+func TestFloors(t *testing.T) {
+	pkgs := map[string]bool{"internal/a": true, "internal/b": true, "internal/c": true, "cmd/x": true}
+	imports := map[string]bool{"internal/b <- internal/a": true, "internal/c <- internal/a": true,
+		"internal/c <- internal/b": true, "cmd/x <- internal/c": true}
+	got := floors(pkgs, imports)
+	want := map[string]int{"internal/a": 1, "internal/b": 2, "internal/c": 3, "cmd/x": 4}
+	if !maps.Equal(got, want) {
+		t.Errorf("floors %v, want %v", got, want)
+	}
+	drawn, err := pictureFloors([]string{"floor 4   cmd/x", "floor 2   b, c, gone  caption, d", "floor 1   a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs := floorProblems(drawn, got)
+	if len(probs) != 2 || !strings.Contains(probs[0], "internal/c on floor 2, its imports put it on floor 3") ||
+		!strings.Contains(probs[1], "internal/gone on floor 2, but it is no package") {
+		t.Errorf("problems %q", probs)
+	}
+	if _, err := pictureFloors([]string{"floor 1   a", "floor 2   a"}); err == nil {
+		t.Error("a package on two floors was accepted")
 	}
 }
 
