@@ -80,7 +80,7 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 	obsDesc := ""
 	switch {
 	case *result != "":
-		if in.Snap, in.Before, in.Obs, obsDesc, err = fromResult(ctx, *result, *from, ifaces); err != nil {
+		if in, obsDesc, err = fromResult(ctx, *result, *from, ifaces); err != nil {
 			return err
 		}
 	case *from != "":

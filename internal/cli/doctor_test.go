@@ -24,6 +24,7 @@ func TestDoctorBadInput(t *testing.T) {
 		{[]string{"doctor", "--from", rpiFixture, "--observe", "5s"}, ExitUsage, "cannot be observed"},
 		{[]string{"doctor", "--from", "/nonexistent/snap.tar.gz"}, ExitFail, "no such file"},
 		{[]string{"doctor", "--result", "/nonexistent/r.json"}, ExitFail, "no such file"},
+		{[]string{"doctor", "--result", vmResult, "nosuch0"}, ExitUsage, `unknown interface "nosuch0": not in the snapshot local of`},
 		{[]string{"doctor", "--from", rpiFixture, "--fail-on", "warn"}, ExitFail, "a finding is warn (--fail-on warn)"},
 		{[]string{"doctor", "--from", rpiFixture, "--fail-on", "crit"}, ExitOK, ""},
 	} {

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/wirespeed/wirespeed/internal/ethtoolnl"
+	"github.com/wirespeed/wirespeed/internal/ethtoolioctl"
 	"github.com/wirespeed/wirespeed/internal/hostfs"
 	"github.com/wirespeed/wirespeed/internal/netdevnl"
 	"github.com/wirespeed/wirespeed/internal/rtnl"
@@ -32,10 +32,10 @@ type Answers struct {
 	QdiscError string           `json:"qdiscs_error,omitempty"`
 
 	// Per interface name.
-	Features      map[string]map[string]ethtoolnl.Feature `json:"features"`
-	FeatureErrors map[string]string                       `json:"feature_errors,omitempty"`
-	Drivers       map[string]ethtoolnl.DrvInfo            `json:"drivers"`
-	DriverErrors  map[string]string                       `json:"driver_errors,omitempty"`
+	Features      map[string]map[string]ethtoolioctl.Feature `json:"features"`
+	FeatureErrors map[string]string                          `json:"feature_errors,omitempty"`
+	Drivers       map[string]ethtoolioctl.DrvInfo            `json:"drivers"`
+	DriverErrors  map[string]string                          `json:"driver_errors,omitempty"`
 	// Per IRQ number (as a string): the result of the affinity probe, see
 	// probeAffinity.
 	AffinityProbes map[string]string `json:"affinity_probes"`
@@ -62,9 +62,9 @@ const (
 func LiveAnswers(f *hostfs.FS) *Answers {
 	a := &Answers{
 		Euid:           os.Geteuid(),
-		Features:       map[string]map[string]ethtoolnl.Feature{},
+		Features:       map[string]map[string]ethtoolioctl.Feature{},
 		FeatureErrors:  map[string]string{},
-		Drivers:        map[string]ethtoolnl.DrvInfo{},
+		Drivers:        map[string]ethtoolioctl.DrvInfo{},
 		DriverErrors:   map[string]string{},
 		AffinityProbes: map[string]string{},
 		live:           true,
@@ -100,7 +100,7 @@ func ReplayAnswers(raw json.RawMessage) (*Answers, error) {
 		return nil, fmt.Errorf("snapshot answers.json: %w", err)
 	}
 	if a.Features == nil {
-		a.Features = map[string]map[string]ethtoolnl.Feature{}
+		a.Features = map[string]map[string]ethtoolioctl.Feature{}
 	}
 	if a.FeatureErrors == nil {
 		a.FeatureErrors = map[string]string{}
@@ -109,7 +109,7 @@ func ReplayAnswers(raw json.RawMessage) (*Answers, error) {
 		a.AffinityProbes = map[string]string{}
 	}
 	if a.Drivers == nil {
-		a.Drivers = map[string]ethtoolnl.DrvInfo{}
+		a.Drivers = map[string]ethtoolioctl.DrvInfo{}
 	}
 	if a.DriverErrors == nil {
 		a.DriverErrors = map[string]string{}
@@ -117,7 +117,7 @@ func ReplayAnswers(raw json.RawMessage) (*Answers, error) {
 	return a, nil
 }
 
-func (a *Answers) features(ifname string) (map[string]ethtoolnl.Feature, string) {
+func (a *Answers) features(ifname string) (map[string]ethtoolioctl.Feature, string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if f, ok := a.Features[ifname]; ok {
@@ -129,7 +129,7 @@ func (a *Answers) features(ifname string) (map[string]ethtoolnl.Feature, string)
 	if !a.live {
 		return nil, "not in snapshot"
 	}
-	f, err := ethtoolnl.Features(ifname)
+	f, err := ethtoolioctl.Features(ifname)
 	if err != nil {
 		a.FeatureErrors[ifname] = err.Error()
 		return nil, err.Error()
@@ -138,19 +138,19 @@ func (a *Answers) features(ifname string) (map[string]ethtoolnl.Feature, string)
 	return f, ""
 }
 
-func (a *Answers) driver(ifname string) (ethtoolnl.DrvInfo, string) {
+func (a *Answers) driver(ifname string) (ethtoolioctl.DrvInfo, string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if d, ok := a.Drivers[ifname]; ok {
 		return d, ""
 	}
 	if e, ok := a.DriverErrors[ifname]; ok {
-		return ethtoolnl.DrvInfo{}, e
+		return ethtoolioctl.DrvInfo{}, e
 	}
 	if !a.live {
-		return ethtoolnl.DrvInfo{}, "not in snapshot"
+		return ethtoolioctl.DrvInfo{}, "not in snapshot"
 	}
-	d, err := ethtoolnl.DriverInfo(ifname)
+	d, err := ethtoolioctl.DriverInfo(ifname)
 	if err != nil {
 		a.DriverErrors[ifname] = err.Error()
 		return d, err.Error()

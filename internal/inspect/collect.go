@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,7 +51,7 @@ func Collect(ctx context.Context, opts Options) (*Snapshot, error) {
 			}
 		}
 		for _, n := range opts.Ifaces {
-			if contains(names, n) && !contains(captured, n) {
+			if slices.Contains(names, n) && !slices.Contains(captured, n) {
 				return nil, fmt.Errorf("%w %q: the snapshot's host had it but it was not captured (captured: %s)",
 					ErrUnknownInterface, n, strings.Join(captured, ", "))
 			}
@@ -61,10 +62,10 @@ func Collect(ctx context.Context, opts Options) (*Snapshot, error) {
 	if len(opts.Ifaces) > 0 {
 		want = nil
 		for _, n := range opts.Ifaces {
-			if !contains(names, n) {
+			if !slices.Contains(names, n) {
 				return nil, fmt.Errorf("%w %q (this host has: %s)", ErrUnknownInterface, n, strings.Join(names, ", "))
 			}
-			if !contains(want, n) {
+			if !slices.Contains(want, n) {
 				want = append(want, n)
 			}
 		}
@@ -226,13 +227,4 @@ func (c *collector) rawOrErr(p string) string {
 		return "error: " + e
 	}
 	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

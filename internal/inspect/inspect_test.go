@@ -148,8 +148,8 @@ func TestSchemaValidates(t *testing.T) {
 		t.Errorf("live: %v", err)
 	}
 	// The schema must be able to say no.
-	// A tri-state other than yes/no/unknown cannot be made in Go any more
-	// (datapath.State), so it is written into the JSON.
+	// A tri-state other than yes/no/unknown cannot be made in Go
+	// (datapath.State refuses it), so it is written into the JSON.
 	b, err := json.Marshal(fromFixture(t, "rpi4-ax88179"))
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package inspect
 import (
 	"path"
 	"regexp"
+	"slices"
 )
 
 var (
@@ -67,7 +68,7 @@ func (c *collector) usbWalk(dir, self string, out *[]USBDevice, depth int) {
 			sub, _ := c.fs.ReadDir(p)
 			for _, s := range sub {
 				if reUSBIface.MatchString(s) {
-					if drv := c.linkBase(p + "/" + s + "/driver"); drv != "" && !contains(ud.Drivers, drv) {
+					if drv := c.linkBase(p + "/" + s + "/driver"); drv != "" && !slices.Contains(ud.Drivers, drv) {
 						ud.Drivers = append(ud.Drivers, drv)
 					}
 				}

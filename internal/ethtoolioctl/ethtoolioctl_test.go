@@ -1,4 +1,4 @@
-package ethtoolnl
+package ethtoolioctl
 
 import (
 	"encoding/binary"

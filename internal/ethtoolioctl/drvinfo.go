@@ -1,4 +1,4 @@
-package ethtoolnl
+package ethtoolioctl
 
 import (
 	"encoding/binary"
@@ -27,11 +27,11 @@ type DrvInfo struct {
 // thread's network namespace.
 func DriverInfo(ifname string) (DrvInfo, error) {
 	if ifname == "" || len(ifname) >= unix.IFNAMSIZ {
-		return DrvInfo{}, fmt.Errorf("ethtoolnl: interface %q: invalid name: %w", ifname, os.ErrNotExist)
+		return DrvInfo{}, fmt.Errorf("ethtoolioctl: interface %q: invalid name: %w", ifname, os.ErrNotExist)
 	}
 	fd, err := controlSocket()
 	if err != nil {
-		return DrvInfo{}, fmt.Errorf("ethtoolnl: socket: %w", err)
+		return DrvInfo{}, fmt.Errorf("ethtoolioctl: socket: %w", err)
 	}
 	defer unix.Close(fd)
 	buf := make([]byte, drvInfoSize)

@@ -1,15 +1,16 @@
-// Package ethtoolnl reads a network device's offload feature flags (what
-// `ethtool -k DEV` shows): rx-gro, rx-gro-hw, rx-gro-list, rx-lro,
-// tx-tcp-segmentation and the other TSO bits, tx-generic-segmentation,
-// rx-udp-gro-forwarding and every other name in the kernel's ETH_SS_FEATURES
-// string set.
+// Package ethtoolioctl asks the kernel's SIOCETHTOOL ioctl (not the ethtool
+// netlink family, hence the name) two things about a network device: its
+// offload feature flags (what `ethtool -k DEV` shows: rx-gro, rx-gro-hw,
+// rx-gro-list, rx-lro, tx-tcp-segmentation and the other TSO bits,
+// tx-generic-segmentation, rx-udp-gro-forwarding and every other name in the
+// kernel's ETH_SS_FEATURES string set) and its driver (ETHTOOL_GDRVINFO,
+// drvinfo.go).
 //
-// It uses the SIOCETHTOOL ioctl (ETHTOOL_GSSET_INFO, ETHTOOL_GSTRINGS,
-// ETHTOOL_GFEATURES), which every kernel since 2.6.39 answers, needs no
-// CONFIG_ETHTOOL_NETLINK and reports exactly the same state as the ethtool
-// netlink FEATURES_GET request. The ioctl is answered in the network
-// namespace of the calling thread.
-package ethtoolnl
+// Features uses ETHTOOL_GSSET_INFO, ETHTOOL_GSTRINGS and ETHTOOL_GFEATURES,
+// which every kernel since 2.6.39 answers; the ioctl needs no
+// CONFIG_ETHTOOL_NETLINK and reports the same state as the netlink
+// FEATURES_GET request. The ioctl is answered in the network namespace of the calling thread.
+package ethtoolioctl
 
 import (
 	"encoding/binary"
@@ -70,11 +71,11 @@ const (
 // interface yields an error satisfying errors.Is(err, os.ErrNotExist).
 func Features(ifname string) (map[string]Feature, error) {
 	if ifname == "" || len(ifname) >= unix.IFNAMSIZ {
-		return nil, fmt.Errorf("ethtoolnl: interface %q: invalid name: %w", ifname, os.ErrNotExist)
+		return nil, fmt.Errorf("ethtoolioctl: interface %q: invalid name: %w", ifname, os.ErrNotExist)
 	}
 	fd, err := controlSocket()
 	if err != nil {
-		return nil, fmt.Errorf("ethtoolnl: socket: %w", err)
+		return nil, fmt.Errorf("ethtoolioctl: socket: %w", err)
 	}
 	defer unix.Close(fd)
 
@@ -87,7 +88,7 @@ func Features(ifname string) (map[string]Feature, error) {
 	}
 	count, err := parseSSetInfo(info)
 	if err != nil {
-		return nil, fmt.Errorf("ethtoolnl: %s: %w", ifname, err)
+		return nil, fmt.Errorf("ethtoolioctl: %s: %w", ifname, err)
 	}
 
 	// 2. Feature names.
@@ -100,7 +101,7 @@ func Features(ifname string) (map[string]Feature, error) {
 	}
 	names, err := parseGStrings(strs)
 	if err != nil {
-		return nil, fmt.Errorf("ethtoolnl: %s: %w", ifname, err)
+		return nil, fmt.Errorf("ethtoolioctl: %s: %w", ifname, err)
 	}
 
 	// 3. Feature bits.
@@ -148,12 +149,12 @@ func ioctlEthtool(fd int, ifname string, buf []byte) error {
 
 func wrapErr(ifname, op string, err error) error {
 	if errors.Is(err, unix.ENODEV) {
-		return fmt.Errorf("ethtoolnl: %s %s: %w: %w", op, ifname, os.ErrNotExist, err)
+		return fmt.Errorf("ethtoolioctl: %s %s: %w: %w", op, ifname, os.ErrNotExist, err)
 	}
 	if errors.Is(err, unix.EOPNOTSUPP) {
-		return fmt.Errorf("ethtoolnl: %s %s: %w: %w", op, ifname, ErrNotSupported, err)
+		return fmt.Errorf("ethtoolioctl: %s %s: %w: %w", op, ifname, ErrNotSupported, err)
 	}
-	return fmt.Errorf("ethtoolnl: %s %s: %w", op, ifname, err)
+	return fmt.Errorf("ethtoolioctl: %s %s: %w", op, ifname, err)
 }
 
 // ErrNotSupported is matched by errors from a device or kernel that does not
@@ -204,7 +205,7 @@ func parseGStrings(b []byte) ([]string, error) {
 // names bit i names[i].
 func decodeFeatures(names []string, b []byte) (map[string]Feature, error) {
 	if len(b) < 8 {
-		return nil, fmt.Errorf("ethtoolnl: short ethtool_gfeatures (%d bytes)", len(b))
+		return nil, fmt.Errorf("short ethtool_gfeatures (%d bytes)", len(b))
 	}
 	blocks := (len(b) - 8) / 16
 	if kernelBlocks := int(binary.NativeEndian.Uint32(b[4:])); kernelBlocks < blocks {
