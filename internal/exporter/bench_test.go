@@ -20,7 +20,7 @@ import (
 func BenchmarkScrape(b *testing.B) { benchScrape(b, 0) }
 
 // BenchmarkScrapeFull: a scrape that takes a full snapshot, as each one did
-// before the cache and as one in every Refresh/interval does now.
+// with --refresh 0 and as one in every Refresh/interval does by default.
 func BenchmarkScrapeFull(b *testing.B) { benchScrape(b, -1) }
 
 func benchScrape(b *testing.B, refresh time.Duration) {
