@@ -19,8 +19,8 @@ import (
 // BenchmarkScrape: a scrape between full snapshots (cache.go).
 func BenchmarkScrape(b *testing.B) { benchScrape(b, 0) }
 
-// BenchmarkScrapeFull: a scrape that takes a full snapshot, as each one did
-// with --refresh 0 and as one in every Refresh/interval does by default.
+// BenchmarkScrapeFull: a scrape that takes a full snapshot, as each one does
+// with --refresh 0 and one in every Refresh/interval does by default.
 func BenchmarkScrapeFull(b *testing.B) { benchScrape(b, -1) }
 
 func benchScrape(b *testing.B, refresh time.Duration) {
