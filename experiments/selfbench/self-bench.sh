@@ -14,7 +14,10 @@
 #      full snapshots and with a full snapshot every scrape (--refresh 0),
 #      and latency under 20 concurrent scrapers; with BEFORE=path/to/an old
 #      wirespeed binary, that one too, interleaved.
-#   3. env.json: load average, CPU count and kernel before and after; the
+#   3. one more light run with kernel.bpf_stats_enabled (restored after),
+#      not counted in 1: bpftool's run_cnt and run_time_ns of each program
+#      SECS-4 s apart under load - where the per-event cost goes.
+#   4. env.json: load average, CPU count and kernel before and after; the
 #      summary marks the run invalid when the 1-minute load average before
 #      it was 0.5 or more (the validity rule: an idle machine).
 #
@@ -23,7 +26,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" = 0 ] || { echo "self-bench: needs root (host lab namespaces, eBPF)" >&2; exit 1; }
-for t in iperf3 ethtool go; do
+for t in iperf3 ethtool go bpftool; do
 	command -v $t >/dev/null || { echo "self-bench: missing $t (sudo make setup)" >&2; exit 1; }
 done
 WS=${WIRESPEED:-./wirespeed}
@@ -73,6 +76,27 @@ while [ "$i" -le "$REPEAT" ]; do
 	i=$((i + 1))
 done
 
+echo "self-bench: one more light run, with BPF program statistics" >&2
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'sysctl -q kernel.bpf_stats_enabled="$stats_was"' EXIT
+sysctl -q kernel.bpf_stats_enabled=1
+# the load runs from ~4 s after the start (lab, 2 s idle, 1 s omitted) for
+# SECS: sample at 6 s and SECS-4 s later
+gap=$((SECS - 4))
+[ "$gap" -ge 1 ] || gap=1
+progs() { printf '{"time":%s,"progs":%s}\n' "$(date +%s.%N)" "$(bpftool prog show -j)" >"$1"; }
+(
+	sleep 6
+	progs "$out/bpfprogs-1.json"
+	sleep "$gap"
+	progs "$out/bpfprogs-2.json"
+) &
+# shellcheck disable=SC2046
+"$WS" bench --gro on --sender-offloads off -t "${SECS}s" $(flags light) \
+	--out "$out/bpfstats-light.json" >/dev/null
+wait
+sysctl -q kernel.bpf_stats_enabled="$stats_was"
+
 echo "self-bench: exporter" >&2
 set -- -bin "now=$WS" -bin "now-full=$WS --refresh 0"
 [ -n "${BEFORE:-}" ] && set -- "$@" -bin "before=$BEFORE"
@@ -87,5 +111,5 @@ go run ./experiments/selfbench/scrapeload "$@" -rounds 2 -o "$out/scrapes.json" 
 	printf '}\n'
 } >"$out/env.json"
 rm -f "$out/env.json.part"
-gzip -9 "$out"/bench-*.json
+gzip -9 "$out"/bench-*.json "$out"/bpfstats-light.json "$out"/bpfprogs-*.json
 echo "self-bench: raw files in $out; make experiments-update puts its table in docs/results.md" >&2

@@ -49,6 +49,11 @@ func Tables(dir string) (map[string]string, error) {
 			return nil, fmt.Errorf("%s: %w", d, err)
 		}
 		out[filepath.Base(d)] = t
+		p, err := programsTable(d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d, err)
+		}
+		out[filepath.Base(d)+"-programs"] = p
 	}
 	return out, nil
 }
@@ -130,6 +135,9 @@ func cost(off, on map[int]float64) string {
 		ratios = append(ratios, fmt.Sprintf("%.3f", q))
 	}
 	s := stats.Summarize(logs)
+	if s.N < 2 {
+		return fmt.Sprintf("ratios %s (one pair: no interval)", strings.Join(ratios, ", "))
+	}
 	pct := func(l float64) string { return fmt.Sprintf("%+.1f%%", (math.Exp(l)-1)*100) }
 	return fmt.Sprintf("%s (95%% CI %s .. %s; ratios %s)", pct(s.Mean), pct(s.CILow), pct(s.CIHigh), strings.Join(ratios, ", "))
 }
@@ -140,6 +148,9 @@ func cov(xs map[int]float64) string {
 		v = append(v, x)
 	}
 	s := stats.Summarize(v)
+	if s.N < 2 {
+		return fmt.Sprintf("- (%d run, %.0f Mbit/s)", s.N, s.Mean)
+	}
 	return fmt.Sprintf("%.1f%% (%d runs, mean %.0f Mbit/s)", s.Stdev/s.Mean*100, s.N, s.Mean)
 }
 
@@ -198,7 +209,7 @@ func runTable(d string) (string, error) {
 	rows := [][]string{
 		{"valid (idle before the run)", "-", valid, "-"},
 		{"`observe --light`, continuous, full veth rate: throughput", "<= 3% less", cost(mode["off"], mode["light"]), "-"},
-		{"`observe --sample 10%`: throughput", "<= 1% less, and how sure", cost(mode["off"], mode["sampled"]), "-"},
+		{"`observe --sample 10%`: throughput against off", "<= 1% less, and how sure", cost(mode["off"], mode["sampled"]), "-"},
 		{"exporter, one scrape between full snapshots: CPU", "<= 2 ms", scrapeCell("now"), scrapeCell("before")},
 		{"exporter, one scrape with a full snapshot (`--refresh 0`): CPU", "-", scrapeCell("now-full"), "-"},
 		{fmt.Sprintf("exporter, per scrape at a %d s interval (one full snapshot per %d s)", ScrapeIntervalSeconds, RefreshSeconds), "<= 2 ms", ms(amort), "-"},
@@ -207,4 +218,65 @@ func runTable(d string) (string, error) {
 		{"bench repeatability, GRO on, bench's default (sampled 10%): CoV", "<= 3%", cov(mode["sampled"]), "-"},
 	}
 	return mdtab.Table([]string{"figure", "goal", "now (" + env.Before.Commit + ")", "before (`BEFORE` binary)"}, rows), nil
+}
+
+type progSample struct {
+	Time  float64 `json:"time"`
+	Progs []struct {
+		ID        int     `json:"id"`
+		Name      string  `json:"name"`
+		RunTimeNs float64 `json:"run_time_ns"`
+		RunCnt    float64 `json:"run_cnt"`
+	} `json:"progs"`
+}
+
+// programsTable: each of observe's programs (named tp_*) in the statistics
+// run - events per second, ns per event, share of one CPU - from the two
+// bpftool samples.
+func programsTable(d string) (string, error) {
+	var a, b progSample
+	if err := mdtab.ReadJSON(filepath.Join(d, "bpfprogs-1.json.gz"), &a); err != nil {
+		return "", err
+	}
+	if err := mdtab.ReadJSON(filepath.Join(d, "bpfprogs-2.json.gz"), &b); err != nil {
+		return "", err
+	}
+	dt := b.Time - a.Time
+	if dt <= 0 {
+		return "", fmt.Errorf("bpfprogs: samples %.3f and %.3f out of order", a.Time, b.Time)
+	}
+	type delta struct{ cnt, ns float64 }
+	before := map[int]delta{}
+	for _, p := range a.Progs {
+		before[p.ID] = delta{p.RunCnt, p.RunTimeNs}
+	}
+	sum := map[string]delta{}
+	var names []string
+	for _, p := range b.Progs {
+		w, ok := before[p.ID]
+		if !ok || !strings.HasPrefix(p.Name, "tp_") || p.RunCnt == w.cnt {
+			continue
+		}
+		if _, seen := sum[p.Name]; !seen {
+			names = append(names, p.Name)
+		}
+		s := sum[p.Name]
+		sum[p.Name] = delta{s.cnt + p.RunCnt - w.cnt, s.ns + p.RunTimeNs - w.ns}
+	}
+	if len(names) == 0 {
+		return "", fmt.Errorf("bpfprogs: no tp_* program ran between the samples (kernel.bpf_stats_enabled off?)")
+	}
+	sort.Strings(names)
+	var rows [][]string
+	var tot delta
+	for _, n := range names {
+		s := sum[n]
+		tot.cnt += s.cnt
+		tot.ns += s.ns
+		rows = append(rows, []string{"`" + n + "`", fmt.Sprintf("%.0f", s.cnt/dt), fmt.Sprintf("%.0f", s.ns/s.cnt),
+			fmt.Sprintf("%.2f%%", s.ns/dt/1e9*100)})
+	}
+	rows = append(rows, []string{"all", fmt.Sprintf("%.0f", tot.cnt/dt), fmt.Sprintf("%.0f", tot.ns/tot.cnt),
+		fmt.Sprintf("%.2f%%", tot.ns/dt/1e9*100)})
+	return mdtab.Table([]string{"program (light, continuous)", "events/s", "ns per event", "% of one CPU"}, rows), nil
 }
