@@ -21,6 +21,11 @@ type Headline struct {
 
 	Mbit     float64 `json:"mbit"`      // mean total throughput (all directions)
 	BaseMbit float64 `json:"base_mbit"` // of the base
+	// CoV is the coefficient of variation of the variant's throughput over
+	// its runs (stdev / mean; 0 with fewer than two runs): how much one
+	// run of this setup wobbles, and so how far a verdict can be trusted.
+	CoV  float64 `json:"cov,omitempty"`
+	Runs int     `json:"runs,omitempty"` // the variant's runs behind Mbit and CoV
 	// Ratio is the geometric mean of throughput(variant)/throughput(base);
 	// RatioLow/High bound its 95% interval (0 when there is none, n < 2).
 	Ratio     float64 `json:"ratio,omitempty"`
@@ -165,6 +170,7 @@ func HeadlineOf(a *Result, av string, b *Result, bv string, paired bool) Headlin
 	ta, tb := totals(a, av), totals(b, bv)
 	h := Headline{Variant: bv, Base: av, Paired: paired}
 	h.Mbit = meanOf(tb, func(t runTotals) float64 { return t.mbit })
+	h.CoV, h.Runs = throughputCoV(tb)
 	h.BaseMbit = meanOf(ta, func(t runTotals) float64 { return t.mbit })
 	h.CPUMsPerMbit = cpuPerMbit(tb)
 	h.BaseCPUMsPerMbit = cpuPerMbit(ta)
@@ -238,6 +244,20 @@ func HeadlineOf(a *Result, av string, b *Result, bv string, paired bool) Headlin
 	}
 	h.Verdict = h.verdictText()
 	return h
+}
+
+// throughputCoV is stdev/mean of the runs' throughput and the runs counted.
+func throughputCoV(ts []runTotals) (float64, int) {
+	var xs []float64
+	for _, t := range ts {
+		if t.mbit > 0 {
+			xs = append(xs, t.mbit)
+		}
+	}
+	if len(xs) < 2 {
+		return 0, len(xs)
+	}
+	return stats.Stdev(xs) / stats.Mean(xs), len(xs)
 }
 
 // Rename sets the names the headline uses for the two sides (file names,
@@ -338,6 +358,9 @@ func WriteHeadlines(w io.Writer, hs []Headline) {
 			name = "all runs"
 		}
 		line := fmt.Sprintf("%-10s %s Mbit/s", name+":", fmtNum(h.Mbit))
+		if h.CoV > 0 {
+			line += fmt.Sprintf(" (CoV %.1f%% over %d runs)", 100*h.CoV, h.Runs)
+		}
 		if h.Base != "" && h.Ratio > 0 {
 			line += fmt.Sprintf(" = %.2fx %s", h.Ratio, h.Base)
 			if h.RatioHigh > 0 {
@@ -355,5 +378,5 @@ func WriteHeadlines(w io.Writer, hs []Headline) {
 			fmt.Fprintf(w, "           %s\n", h.Verdict)
 		}
 	}
-	fmt.Fprintln(w, "(throughput ratio: geometric mean with its 95% interval; CPU: busy time of all CPUs per Mbit moved)")
+	fmt.Fprintln(w, "(throughput ratio: geometric mean with its 95% interval; CoV: how much the runs of one setup vary, stdev/mean; CPU: busy time of all CPUs per Mbit moved)")
 }

@@ -116,3 +116,24 @@ func TestBusyCPUsCountsTheRunsCPUs(t *testing.T) {
 		t.Errorf("CPU per Mbit of nothing moved: %g, want 0", got)
 	}
 }
+
+// TestHeadlineCoV: each variant's runs' spread, stdev/mean, is in its
+// headline and its line; one run has none.
+func TestHeadlineCoV(t *testing.T) {
+	r := interleaved([]float64{900, 1000, 1100}, []float64{2000, 2000, 2000})
+	hs := Headlines(r)
+	if want := 100.0 / 1000; math.Abs(hs[0].CoV-want) > 1e-9 || hs[0].Runs != 3 {
+		t.Errorf("base CoV %g over %d runs, want %g over 3", hs[0].CoV, hs[0].Runs, want)
+	}
+	if hs[1].CoV != 0 || hs[1].Runs != 3 {
+		t.Errorf("steady variant: CoV %g over %d runs, want 0 over 3", hs[1].CoV, hs[1].Runs)
+	}
+	var b bytes.Buffer
+	WriteHeadlines(&b, hs)
+	if !strings.Contains(b.String(), "1000 Mbit/s (CoV 10.0% over 3 runs)") {
+		t.Errorf("the base line lacks its CoV:\n%s", b.String())
+	}
+	if one := Headlines(interleaved([]float64{1000}, []float64{2000})); one[0].CoV != 0 {
+		t.Errorf("one run: CoV %g, want none", one[0].CoV)
+	}
+}
