@@ -52,6 +52,7 @@ flock -n 9 || die "another deb-test is running with the logs in $logs (set DEB_T
 summary="$logs/summary.txt"
 : >"$summary"
 : >"$logs/sizes.log"
+: >"$logs/depmod.log"
 
 unmount_all() {
 	local m
@@ -179,7 +180,7 @@ in_root apt-get install -y -q "$h61" "$h612" linux-source-6.1 linux-source-6.12 
 in_root apt-get clean
 # A real machine has the module indexes (its image's modules); depmod here
 # too, so that DKMS's depmod does not look like files it left.
-in_root depmod "$k61" && in_root depmod "$k612"
+in_root depmod "$k61" 2>>"$logs/depmod.log" && in_root depmod "$k612" 2>>"$logs/depmod.log"
 
 # Every path in the root, except what dpkg and apt keep about themselves,
 # logs, caches and the test's own files.
@@ -251,7 +252,7 @@ for k in "$k61" "$k612"; do
 	[ "$n" = "$nmods" ] && [ "${v%% *}" = "$k" ]
 	okif $? "DKMS built and installed for $k: $n of $nmods modules in updates/dkms, usbnet's vermagic ${v%% *}"
 done
-note "dkms status: $(in_root dkms status 2>&1 | tr '\n' ';')"
+note "dkms status: $(in_root dkms status 2>/dev/null | tr '\n' ';')"
 running="$(uname -r)"
 if ! printf '%s\n' "$running" | grep -Eq "$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' kernel/usbnet/dkms.conf)"; then
 	grep -q "kernel $running is not one these patches are for" "$logs/install.log"
@@ -265,14 +266,18 @@ left=$(( $(count_ko "$k61") + $(count_ko "$k612") ))
 [ $rc = 0 ] && [ "$left" = 0 ] && [ ! -e "$root/usr/bin/wirespeed" ] && [ -z "$(in_root dkms status 2>/dev/null)" ]
 okif $? "apt remove: exit $rc, $left modules left under updates/dkms, no /usr/bin/wirespeed, dkms status empty"
 file_list >"$logs/files-removed.txt"
-note "after remove, not in the baseline: $(comm -13 "$logs/files-before.txt" "$logs/files-removed.txt" | tr '\n' ' ')"
+note "after remove (not purge), not in the baseline: $(comm -13 "$logs/files-before.txt" "$logs/files-removed.txt" | head -n 20 | tr '\n' ' ')"
 in_root apt-get purge -y wirespeed wirespeed-usbnet-dkms >"$logs/purge.log" 2>&1
 rc=$?
 file_list >"$logs/files-after.txt"
+# The whole difference in files-diff.txt; the summary names up to 20 paths.
+comm -3 "$logs/files-before.txt" "$logs/files-after.txt" >"$logs/files-diff.txt"
+nextra="$(comm -13 "$logs/files-before.txt" "$logs/files-after.txt" | wc -l)"
+ngone="$(comm -23 "$logs/files-before.txt" "$logs/files-after.txt" | wc -l)"
 extra="$(comm -13 "$logs/files-before.txt" "$logs/files-after.txt" | head -n 20 | tr '\n' ' ')"
 gone="$(comm -23 "$logs/files-before.txt" "$logs/files-after.txt" | head -n 20 | tr '\n' ' ')"
-[ $rc = 0 ] && [ -z "$extra" ] && [ -z "$gone" ]
-okif $? "apt purge: exit $rc, the file list equals the baseline${extra:+; left: $extra}${gone:+; gone: $gone}"
+[ $rc = 0 ] && [ "$nextra" = 0 ] && [ "$ngone" = 0 ]
+okif $? "apt purge: exit $rc, the file list equals the baseline${extra:+; $nextra left: $extra}${gone:+; $ngone gone: $gone}"
 
 if [ $failed = 0 ]; then say "all checks passed (summary: $summary)"; else say "FAILED (summary: $summary, logs: $logs)"; fi
 exit $failed
