@@ -27,7 +27,7 @@
 # Mounts and the root are removed on any exit, Ctrl-C included. Exit 0
 # when every check passed. DEB_TEST_KEEP=1 keeps the root for a look.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 say() { echo "deb-test: $*" >&2; }
 die() { say "$*"; exit 2; }
 
@@ -46,9 +46,13 @@ SETUP_PKGS="${SETUP_PKGS:-}" TEST_PKGS="${TEST_PKGS:-}"
 root="/var/tmp/wirespeed-deb-test.$$"
 logs="${DEB_TEST_LOGS:-/var/tmp/wirespeed-deb-test-logs}"
 mkdir -p "$logs"
+# One run at a time per log directory: two would write each other's logs.
+exec 9>"$logs/.lock"
+flock -n 9 || die "another deb-test is running with the logs in $logs (set DEB_TEST_LOGS=DIR for a second one)"
 summary="$logs/summary.txt"
 : >"$summary"
 : >"$logs/sizes.log"
+: >"$logs/depmod.log"
 
 unmount_all() {
 	local m
@@ -105,18 +109,39 @@ cp "$fixture" "$root/tmp/fixture.tar.gz"
 t="/tmp/debs/$(basename "${tool[0]}")"
 d="/tmp/debs/$(basename "${dkmsdeb[0]}")"
 
-size() { # LABEL APT-ARGS...: what installing them would fetch and add, on this root
-	local o
-	o="$(in_root apt-get install --assume-no "$@" 2>&1)"
-	printf '== %s\n%s\n' "$1" "$o" >>"$logs/sizes.log"
-	note "size: $1: $(printf '%s\n' "$o" | grep -E '^(Need to get|After this operation)' | tr '\n' ' ')($(printf '%s\n' "$o" | sed -n 's/^\([0-9]*\) upgraded, \([0-9]*\) newly installed.*/\2 packages/p'))"
+# size LABEL APT-ARGS...: what installing them would fetch and add, on this
+# root. --print-uris makes apt-get print its plan and sizes and stop, at any
+# quiet level. (Not --assume-no: at quiet level 2 apt-get asks nothing, so
+# "no" is never answered and it installs.) One line per measurement in the
+# summary; apt's full answer in sizes.log.
+size() {
+	local label="$1" o n get after
+	shift
+	o="$(in_root apt-get install --print-uris "$@" 2>&1)"
+	printf '== %s\n%s\n\n' "$label" "$o" >>"$logs/sizes.log"
+	n="$(printf '%s\n' "$o" | sed -n 's/^[0-9]* upgraded, \([0-9]*\) newly installed.*/\1/p')"
+	get="$(printf '%s\n' "$o" | sed -n 's/^Need to get \(.*\) of archives\.$/\1/p')"
+	after="$(printf '%s\n' "$o" | sed -n 's/^After this operation, \(.*\) of additional disk space will be used\.$/\1/p')"
+	if [ -z "$n" ] || [ -z "$get" ] || [ -z "$after" ]; then
+		check FAIL "size: $label: apt-get did not say what it would install ($logs/sizes.log)"
+		return
+	fi
+	note "size: $label: $n new packages, download $get, on disk $after"
+	# What they pull in, by name, when the list is short enough to read.
+	[ "$n" -gt 45 ] || note "  new: $(printf '%s\n' "$o" | awk '/^The following NEW packages will be installed:/ { f = 1; next } f && /^  / { printf "%s", $0; next } { f = 0 }' | xargs)"
 }
-in_root apt-get update -q >"$logs/apt-update.log" 2>&1
-size "wirespeed (apt install ./$(basename "$t"))" "$t"
-size "wirespeed-usbnet-dkms (apt install ./$(basename "$d"), Recommends on)" "$d"
-size "wirespeed-usbnet-dkms --no-install-recommends" --no-install-recommends "$d"
-[ -z "$SETUP_PKGS" ] || size "make setup (SETUP_PKGS, --no-install-recommends)" --no-install-recommends $SETUP_PKGS
-[ -z "$TEST_PKGS" ] || size "make setup + setup-test (SETUP_PKGS TEST_PKGS)" --no-install-recommends $SETUP_PKGS $TEST_PKGS
+in_root apt-get update -q >"$logs/apt-update.log" 2>&1 || die "apt-get update failed in the root ($logs/apt-update.log)"
+size "apt install ./$(basename "$t")" "$t"
+size "apt install ./$(basename "$d") (Recommends on, apt's default)" "$d"
+size "apt install --no-install-recommends ./$(basename "$d")" --no-install-recommends "$d"
+# shellcheck disable=SC2086
+[ -z "$SETUP_PKGS" ] || size "make setup: apt install --no-install-recommends SETUP_PKGS ($SETUP_PKGS)" --no-install-recommends $SETUP_PKGS
+# shellcheck disable=SC2086
+[ -z "$TEST_PKGS" ] || size "make setup + setup-test: apt install --no-install-recommends SETUP_PKGS TEST_PKGS (+ $TEST_PKGS)" --no-install-recommends $SETUP_PKGS $TEST_PKGS
+# Measuring installs nothing: the install below starts from none of ours.
+installed() { in_root dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null | grep -qx installed; }
+! installed wirespeed && ! installed wirespeed-usbnet-dkms
+okif $? "the sizes step installed none of our packages"
 note "package files: $(du -k "${tool[0]}" | cut -f1) KiB $(basename "${tool[0]}") (Installed-Size $(dpkg-deb -f "${tool[0]}" Installed-Size) KiB), $(du -k "${dkmsdeb[0]}" | cut -f1) KiB $(basename "${dkmsdeb[0]}") (Installed-Size $(dpkg-deb -f "${dkmsdeb[0]}" Installed-Size) KiB)"
 
 # --- 2. kernels, dependencies, baseline --------------------------------------
@@ -155,7 +180,7 @@ in_root apt-get install -y -q "$h61" "$h612" linux-source-6.1 linux-source-6.12 
 in_root apt-get clean
 # A real machine has the module indexes (its image's modules); depmod here
 # too, so that DKMS's depmod does not look like files it left.
-in_root depmod "$k61" && in_root depmod "$k612"
+in_root depmod "$k61" 2>>"$logs/depmod.log" && in_root depmod "$k612" 2>>"$logs/depmod.log"
 
 # Every path in the root, except what dpkg and apt keep about themselves,
 # logs, caches and the test's own files.
@@ -170,8 +195,11 @@ file_list >"$logs/files-before.txt"
 t0=$SECONDS
 in_root apt-get install -y "$t" "$d" >"$logs/install.log" 2>&1
 rc=$?
-okif $rc "apt install ./$(basename "$t") ./$(basename "$d") (exit $rc, $((SECONDS - t0))s, DKMS builds included; $logs/install.log)"
-note "pulled in besides ours: $(awk '/^The following NEW packages will be installed:/ { f = 1; next } f && /^  / { printf "%s", $0; next } { f = 0 }' "$logs/install.log" | xargs -n1 | grep -vx 'wirespeed\|wirespeed-usbnet-dkms' | tr '\n' ' ')"
+# This install, not an earlier step, must be the one that set them up.
+grep -q '^Setting up wirespeed (' "$logs/install.log" && grep -q '^Setting up wirespeed-usbnet-dkms (' "$logs/install.log"
+okif $(( rc | $? )) "apt install ./$(basename "$t") ./$(basename "$d") (exit $rc, $((SECONDS - t0))s, DKMS builds included; both set up by this install; $logs/install.log)"
+new="$(awk '/^The following NEW packages will be installed:/ { f = 1; next } f && /^  / { printf "%s", $0; next } { f = 0 }' "$logs/install.log" | xargs -n1 | grep -vx 'wirespeed\|wirespeed-usbnet-dkms' | xargs)"
+[ -z "$new" ]; okif $? "the install pulled in nothing the baseline lacks (its dependencies are in the baseline)${new:+: $new}"
 
 want="wirespeed $(dpkg-deb --fsys-tarfile "${tool[0]}" | tar -xOf - ./usr/bin/wirespeed >"$logs/wirespeed.bin" && chmod +x "$logs/wirespeed.bin" && "$logs/wirespeed.bin" --version | cut -d' ' -f2)"
 got="$(in_root wirespeed --version 2>&1)"
@@ -192,6 +220,21 @@ rc=$?
 grep -q 'wirespeed exporter' "$logs/man.txt" && grep -q '^EXIT STATUS' "$logs/man.txt" && [ ! -s "$root/tmp/man.err" ]
 okif $(( rc | $? )) "man wirespeed renders, no warnings ($(wc -l <"$logs/man.txt") lines$( [ -s "$root/tmp/man.err" ] && echo ": $(head -c 300 "$root/tmp/man.err")"))"
 
+# The fleet files, as contrib/ has them, where docs/fleet.md says.
+bad=""
+for f in contrib/grafana/*.json; do
+	cmp -s "$f" "$root/usr/share/wirespeed/grafana/$(basename "$f")" || bad="$bad $f"
+done
+cmp -s contrib/prometheus/wirespeed.rules.yml "$root/usr/share/wirespeed/prometheus/wirespeed.rules.yml" || bad="$bad contrib/prometheus/wirespeed.rules.yml"
+[ -z "$bad" ]; okif $? "/usr/share/wirespeed: $(cd "$root/usr/share/wirespeed" && find . -type f | sed 's|^\./||' | sort | xargs)${bad:+; missing or different:$bad}"
+# Every installed path the man page's FILES names is there (/var/lib/wirespeed is tune's, made at run time).
+bad=""
+for f in $(sed -n '/^FILES/,/^[A-Z]/{ s/^ \{7\}\(\/[^ ]*\)$/\1/p; }' "$logs/man.txt"); do
+	case "$f" in /var/*) continue ;; esac
+	[ -e "$root$f" ] || bad="$bad $f"
+done
+[ -z "$bad" ]; okif $? "the paths man wirespeed's FILES names are installed${bad:+; missing:$bad}"
+
 out="$(in_root bash -c 'source /usr/share/bash-completion/completions/wirespeed && complete -p wirespeed' 2>&1)"
 [[ "$out" == *"-F _wirespeed wirespeed"* ]]; okif $? "bash completion loads: $out"
 
@@ -209,7 +252,7 @@ for k in "$k61" "$k612"; do
 	[ "$n" = "$nmods" ] && [ "${v%% *}" = "$k" ]
 	okif $? "DKMS built and installed for $k: $n of $nmods modules in updates/dkms, usbnet's vermagic ${v%% *}"
 done
-note "dkms status: $(in_root dkms status 2>&1 | tr '\n' ';')"
+note "dkms status: $(in_root dkms status 2>/dev/null | tr '\n' ';')"
 running="$(uname -r)"
 if ! printf '%s\n' "$running" | grep -Eq "$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' kernel/usbnet/dkms.conf)"; then
 	grep -q "kernel $running is not one these patches are for" "$logs/install.log"
@@ -223,14 +266,18 @@ left=$(( $(count_ko "$k61") + $(count_ko "$k612") ))
 [ $rc = 0 ] && [ "$left" = 0 ] && [ ! -e "$root/usr/bin/wirespeed" ] && [ -z "$(in_root dkms status 2>/dev/null)" ]
 okif $? "apt remove: exit $rc, $left modules left under updates/dkms, no /usr/bin/wirespeed, dkms status empty"
 file_list >"$logs/files-removed.txt"
-note "after remove, not in the baseline: $(comm -13 "$logs/files-before.txt" "$logs/files-removed.txt" | tr '\n' ' ')"
+note "after remove (not purge), not in the baseline: $(comm -13 "$logs/files-before.txt" "$logs/files-removed.txt" | head -n 20 | tr '\n' ' ')"
 in_root apt-get purge -y wirespeed wirespeed-usbnet-dkms >"$logs/purge.log" 2>&1
 rc=$?
 file_list >"$logs/files-after.txt"
+# The whole difference in files-diff.txt; the summary names up to 20 paths.
+comm -3 "$logs/files-before.txt" "$logs/files-after.txt" >"$logs/files-diff.txt"
+nextra="$(comm -13 "$logs/files-before.txt" "$logs/files-after.txt" | wc -l)"
+ngone="$(comm -23 "$logs/files-before.txt" "$logs/files-after.txt" | wc -l)"
 extra="$(comm -13 "$logs/files-before.txt" "$logs/files-after.txt" | head -n 20 | tr '\n' ' ')"
 gone="$(comm -23 "$logs/files-before.txt" "$logs/files-after.txt" | head -n 20 | tr '\n' ' ')"
-[ $rc = 0 ] && [ -z "$extra" ] && [ -z "$gone" ]
-okif $? "apt purge: exit $rc, the file list equals the baseline${extra:+; left: $extra}${gone:+; gone: $gone}"
+[ $rc = 0 ] && [ "$nextra" = 0 ] && [ "$ngone" = 0 ]
+okif $? "apt purge: exit $rc, the file list equals the baseline${extra:+; $nextra left: $extra}${gone:+; $ngone gone: $gone}"
 
 if [ $failed = 0 ]; then say "all checks passed (summary: $summary)"; else say "FAILED (summary: $summary, logs: $logs)"; fi
 exit $failed

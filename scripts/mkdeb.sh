@@ -2,7 +2,7 @@
 # mkdeb.sh [--version] - build the Debian packages into dist/ (make deb):
 #   wirespeed_VERSION_amd64.deb, wirespeed_VERSION_arm64.deb   (make cross's
 #       static binaries, man page, bash completion, exporter unit, Grafana
-#       dashboard and Prometheus rules)
+#       dashboards and Prometheus rules under /usr/share/wirespeed)
 #   wirespeed-usbnet-dkms_VERSION_all.deb                     (kernel/usbnet
 #       for DKMS)
 # with dpkg-deb (see docs/packaging.md for why not nfpm or debhelper), then
@@ -54,7 +54,9 @@ DKMS_VERSION="$(sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' kernel/usbnet/dkms
 [ -n "$DKMS_VERSION" ] || die "no PACKAGE_VERSION in kernel/usbnet/dkms.conf"
 # WIRESPEED_RULES=FILE: take the rules from elsewhere (a test before they exist here).
 RULES="${WIRESPEED_RULES:-contrib/prometheus/wirespeed.rules.yml}"
-DASHBOARD=contrib/grafana/wirespeed-datapath.json
+# The Grafana dashboards: one host in detail, and the fleet. Every
+# contrib/grafana/*.json is shipped; these two must be there.
+DASHBOARDS=(contrib/grafana/wirespeed-datapath.json contrib/grafana/wirespeed-fleet.json)
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -66,8 +68,10 @@ rm -f "$out"/wirespeed_*.deb "$out"/wirespeed-usbnet-dkms_*.deb
 need() { # FILE: fail clearly when a file the package carries is missing
 	[ -f "$1" ] || die "$1 is missing: the package carries it ($2)"
 }
-need "$RULES" "the Prometheus alert rules, installed under /usr/share/wirespeed"
-need "$DASHBOARD" "the Grafana dashboard, installed under /usr/share/wirespeed"
+need "$RULES" "the Prometheus alert rules, installed as /usr/share/wirespeed/prometheus/wirespeed.rules.yml"
+for f in "${DASHBOARDS[@]}"; do
+	need "$f" "a Grafana dashboard, installed under /usr/share/wirespeed/grafana"
+done
 for a in amd64 arm64; do
 	need "dist/wirespeed-linux-$a" "the static binary from make cross"
 done
@@ -136,9 +140,9 @@ for arch in amd64 arm64; do
 	gzip -9n <"$man" >"$st/usr/share/man/man8/wirespeed.8.gz"
 	chmod 644 "$st/usr/share/man/man8/wirespeed.8.gz"
 	install -m 644 "$work/completion" "$st/usr/share/bash-completion/completions/wirespeed"
-	for f in contrib/grafana/*; do
-		[ -f "$f" ] && install -m 644 "$f" "$st/usr/share/wirespeed/grafana/"
-	done
+	# Only dashboards in grafana/: a Grafana file provider pointed at the
+	# directory loads every JSON file in it.
+	install -m 644 contrib/grafana/*.json "$st/usr/share/wirespeed/grafana/"
 	install -m 644 "$RULES" "$st/usr/share/wirespeed/prometheus/wirespeed.rules.yml"
 	install -m 644 packaging/wirespeed/wirespeed-exporter.service "$st/lib/systemd/system/"
 	doc_files "$st" wirespeed

@@ -277,8 +277,11 @@ do without it.
 .I /var/lib/wirespeed
 the journal of \fBwirespeed tune\fR (\fB\-\-state\-dir\fR, \fB$WIRESPEED_STATE_DIR\fR)
 .TP
-.I /usr/share/wirespeed
-the Grafana dashboard and the Prometheus alert rules for the exporter
+.I /usr/share/wirespeed/prometheus/wirespeed.rules.yml
+the Prometheus alert rules for the exporter's metrics
+.TP
+.I /usr/share/wirespeed/grafana
+the Grafana dashboards: wirespeed\-datapath.json (one host) and wirespeed\-fleet.json (every host)
 .TP
 .I /lib/systemd/system/wirespeed\-exporter.service
 the exporter as a service (not enabled when installed)
