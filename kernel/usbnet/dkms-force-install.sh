@@ -8,6 +8,6 @@
 f=/usr/share/dkms/modules_to_force_install/wirespeed-usbnet
 case "$1" in
 add) mkdir -p "${f%/*}" && echo wirespeed-usbnet >"$f" ;;
-remove) rm -f "$f" ;;
+remove) rm -f "$f" && { rmdir "${f%/*}" 2>/dev/null || true; } ;;
 *) echo "usage: $0 add|remove" >&2; exit 2 ;;
 esac
