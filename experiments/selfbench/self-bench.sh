@@ -19,7 +19,8 @@
 #      SECS-4 s apart under load - where the per-event cost goes.
 #   4. env.json: load average, CPU count and kernel before and after; the
 #      summary marks the run invalid when the 1-minute load average before
-#      it was 0.5 or more (the validity rule: an idle machine).
+#      it was 0.5 or more (the validity rule: an idle machine); it waits up
+#      to 5 min for the load average to fall below 0.5 before starting.
 #
 # Environment: WIRESPEED (default ./wirespeed), BEFORE, REPEAT (default 5),
 # SECONDS_PER_RUN (default 10). Needs root, iperf3, ethtool, go.
@@ -35,6 +36,15 @@ REPEAT=${REPEAT:-5}
 SECS=${SECONDS_PER_RUN:-10}
 out=${1:-experiments/selfbench/data/$(date -u +%Y%m%dT%H%M%SZ)-$(git describe --always --dirty 2>/dev/null || echo dev)}
 mkdir -p "$out"
+
+# the validity rule wants an idle machine: wait up to 5 min for the 1-minute
+# load average to fall below 0.5 (a build or a run just before raises it)
+waited=0
+while [ "$(awk '{print ($1 < 0.5)}' /proc/loadavg)" != 1 ] && [ "$waited" -lt 300 ]; do
+	[ "$waited" = 0 ] && echo "self-bench: waiting for the load average ($(cut -d' ' -f1 /proc/loadavg)) to fall below 0.5" >&2
+	sleep 10
+	waited=$((waited + 10))
+done
 
 env_json() {
 	printf '{"when":"%s","loadavg":"%s","cpus":%s,"kernel":"%s","commit":"%s"}\n' \
