@@ -96,12 +96,12 @@ func quote(s string) string {
 }
 
 // Every snapshot and observation stored in the repository (bench results,
-// doctor's and the labs' data under docs/data, the report's fixture) reads
+// every experiment's raw data under experiments/, the report's fixture) reads
 // into the typed model: each rx_path is one this version knows, and the
 // rx_path and tri-state values written back are the ones read.
 func TestStoredFilesReadBack(t *testing.T) {
 	var files []string
-	for _, root := range []string{"../../docs/data", "../../testdata", "../report/testdata"} {
+	for _, root := range []string{"../../experiments", "../../testdata", "../report/testdata"} {
 		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) {
 				files = append(files, p)
@@ -179,7 +179,9 @@ func TestStoredFilesReadBack(t *testing.T) {
 			}
 		})
 	}
-	if snaps == 0 || obs == 0 || paths == 0 {
+	// the repository holds hundreds (383 snapshots, 339 observations on
+	// 2026-11-24): far fewer means the stored files moved away from the roots
+	if snaps < 100 || obs < 100 || paths < 100 {
 		t.Fatalf("read %d snapshots and %d observations with %d rx paths: the stored files moved?", snaps, obs, paths)
 	}
 	t.Logf("%d files, %d snapshots, %d observations, %d rx paths", len(files), snaps, obs, paths)
