@@ -48,7 +48,10 @@ type snapCache struct {
 func (e *Exporter) snapshot() (*inspect.Snapshot, error) {
 	c := &e.cache
 	now := time.Now()
-	full := c.snap == nil || c.refresh <= 0 || now.Sub(c.at) >= c.refresh || c.dirty.Swap(false)
+	// a notification arriving while the new snapshot is taken stays set for
+	// the next scrape; a snapshot that was partly read is not kept
+	notified := c.dirty.Swap(false)
+	full := c.snap == nil || c.err != nil || c.refresh <= 0 || now.Sub(c.at) >= c.refresh || notified
 	if !full && !e.refreshMoving(c.snap) {
 		full = true
 	}

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +91,13 @@ func TestSnapshotCache(t *testing.T) {
 	scrape(t, e)
 	if want++; e.cache.gen != want {
 		t.Errorf("refresh < 0: %d full snapshots, want %d", e.cache.gen, want)
+	}
+	// a partly read snapshot is not kept
+	e.cache.refresh = 1 << 40
+	e.cache.err = errors.New("partly read")
+	scrape(t, e)
+	if want++; e.cache.gen != want {
+		t.Errorf("after a partly read snapshot: %d full snapshots, want %d", e.cache.gen, want)
 	}
 }
 
