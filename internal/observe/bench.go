@@ -10,12 +10,14 @@ import (
 type BenchObserver struct {
 	Light  bool    // see Options.Light
 	Sample float64 // see Options.Sample; 0 or 1: attached throughout
+	// Programs is Options.Programs.
+	Programs string
 }
 
 // Start attaches the programs; stop detaches them and returns the
 // Observation of the whole run as JSON.
 func (b BenchObserver) Start(ctx context.Context, ifaces []string) (func() (json.RawMessage, error), error) {
-	s, err := Start(ctx, Options{Ifaces: ifaces, Light: b.Light, Sample: b.Sample})
+	s, err := Start(ctx, Options{Ifaces: ifaces, Light: b.Light, Sample: b.Sample, Programs: b.Programs})
 	if err != nil {
 		return nil, err
 	}

@@ -20,8 +20,13 @@ import (
 	"github.com/wirespeed/wirespeed/internal/hostfs"
 )
 
-// groSlots is GRO_SLOTS in bpf/observe.c.
-const groSlots = 256
+// groSlots is GRO_SLOTS in bpf/observe.h; devSlots and devKinds are
+// DEV_SLOTS and DEV_KINDS.
+const (
+	groSlots = 256
+	devSlots = 64
+	devKinds = 2
+)
 
 // ErrNeedRoot is returned when the kernel refuses to load BPF programs for
 // lack of privileges.
@@ -54,12 +59,48 @@ type Options struct {
 	// Period is the sampling period; 0: DefaultPeriod.
 	Period time.Duration
 
+	// Programs picks the BPF programs: ProgramsAuto ("" too) runs the
+	// raw BTF tracepoint programs (bpf/observe_btf.c) where the kernel
+	// has BTF and the classic ones elsewhere, event by event where a BTF
+	// one does not load; ProgramsBTF insists on them (an event whose BTF
+	// program does not load is reported failed); ProgramsClassic runs the
+	// classic tracepoint programs only.
+	Programs string
+
 	events     []event                    // tests: replaces the event table
 	mutateSpec func(*ebpf.CollectionSpec) // tests: break a program
 	// tests: called by the sampling goroutine, without the session's lock,
 	// after each window's attach and after each detach.
 	afterAttach, afterDetach func()
 }
+
+// The choices of Options.Programs.
+const (
+	ProgramsAuto    = "auto"
+	ProgramsBTF     = "btf"
+	ProgramsClassic = "classic"
+)
+
+// CheckPrograms validates Options.Programs ("" is auto); ParsePrograms
+// validates a flag's value, where it is not.
+func CheckPrograms(p string) error {
+	if p == "" {
+		return nil
+	}
+	return ParsePrograms(p)
+}
+
+// ParsePrograms validates a --programs flag: auto, btf or classic.
+func ParsePrograms(p string) error {
+	switch p {
+	case ProgramsAuto, ProgramsBTF, ProgramsClassic:
+		return nil
+	}
+	return fmt.Errorf("programs %q: want auto, btf (raw BTF tracepoints) or classic (tracepoint records)", p)
+}
+
+// vmlinuxBTF is where the running kernel publishes its BTF.
+const vmlinuxBTF = "/sys/kernel/btf/vmlinux"
 
 // DefaultPeriod is the sampling period when Options.Period is 0.
 const DefaultPeriod = time.Second
@@ -92,8 +133,9 @@ type target struct {
 	event
 	id     uint64 // the tracepoint's id, from its format file
 	prog   *ebpf.Program
-	status int // index into Session.status
-	pe     int // sampling: the tracepoint's perf event, -1 until opened
+	status int  // index into Session.status
+	pe     int  // sampling: the tracepoint's perf event, -1 until opened
+	raw    bool // prog is the raw BTF tracepoint program (tp_btf)
 }
 
 // Session holds loaded and attached programs. Close detaches everything.
@@ -103,7 +145,7 @@ type Session struct {
 	ncpu    int
 	status  []EventStatus
 	maps    *ebpf.Collection
-	progs   []*ebpf.Collection
+	progs   []*ebpf.Program
 	targets []target    // programs that attached at Start, in attach order
 	links   []link.Link // attached now, in attach order
 	start   time.Time
@@ -155,6 +197,9 @@ func Start(ctx context.Context, opts Options) (s *Session, err error) {
 		evs = events
 	}
 	if err := CheckSample(opts.Sample, opts.Period); err != nil {
+		return nil, err
+	}
+	if err := CheckPrograms(opts.Programs); err != nil {
 		return nil, err
 	}
 	sess := newSession(opts, f)
@@ -236,10 +281,11 @@ func (s *Session) findTracefs() (string, error) {
 	return tracefs, nil
 }
 
-// readSpecs reads the embedded BPF objects, indexed by record layout.
-func readSpecs(mutate func(*ebpf.CollectionSpec)) ([2]*ebpf.CollectionSpec, error) {
-	var specs [2]*ebpf.CollectionSpec
-	for l, load := range []func() (*ebpf.CollectionSpec, error){loadObserve, loadObserve32} {
+// readSpecs reads the embedded BPF objects, indexed by record layout, the
+// raw BTF tracepoint object last (specBTF).
+func readSpecs(mutate func(*ebpf.CollectionSpec)) ([3]*ebpf.CollectionSpec, error) {
+	var specs [3]*ebpf.CollectionSpec
+	for l, load := range []func() (*ebpf.CollectionSpec, error){loadObserve, loadObserve32, loadObservebtf} {
 		var err error
 		if specs[l], err = load(); err != nil {
 			return specs, fmt.Errorf("reading the embedded BPF object: %w", err)
@@ -251,39 +297,57 @@ func readSpecs(mutate func(*ebpf.CollectionSpec)) ([2]*ebpf.CollectionSpec, erro
 	return specs, nil
 }
 
-// job is an event to load, with the record layout its format file has and
-// its tracepoint id.
+// specBTF indexes the raw BTF tracepoint object in readSpecs' result.
+const specBTF = 2
+
+// job is an event to load: with its raw BTF tracepoint program (raw), or
+// with the record layout its format file has (layout, -1 if none fits,
+// then classic says why) and its tracepoint id.
 type job struct {
 	event
-	layout int
-	id     int
+	raw     bool
+	layout  int
+	id      int
+	classic *EventStatus // why the classic program cannot be loaded; nil: it can
 }
 
-// selectEvents decides which events can be counted with the compiled-in
+// selectEvents decides which events can be counted, with their raw BTF
+// tracepoint programs or with the classic ones and the compiled-in record
 // layouts; the others get their status (skipped, missing, format-mismatch,
 // failed). It tells the programs whether softirq time can be counted.
-func (s *Session) selectEvents(tracefs string, evs []event, specs [2]*ebpf.CollectionSpec) ([]job, error) {
+func (s *Session) selectEvents(tracefs string, evs []event, specs [3]*ebpf.CollectionSpec) ([]job, error) {
 	usable := map[string]bool{}
 	var todo []job
+	raw := s.useRaw()
 	for _, e := range evs {
 		if s.opts.Light && e.perSegment {
 			s.status = append(s.status, EventStatus{Event: e.Key(), Status: "skipped", Detail: "light mode"})
 			continue
 		}
+		j := job{event: e, layout: -1}
 		l, fm, cerr := checkEvent(s.fs, tracefs, e)
 		switch {
 		case cerr == nil:
-			todo = append(todo, job{e, l, fm.ID})
-			usable[e.Key()] = true
+			j.layout, j.id = l, fm.ID
 		case errors.Is(cerr, fs.ErrNotExist):
-			s.fail(e, "missing", fmt.Errorf("tracepoint not in this kernel (no %s/events/%s/%s)", tracefs, e.group, e.name))
+			j.classic = &EventStatus{Event: e.Key(), Status: "missing",
+				Detail: fmt.Sprintf("tracepoint not in this kernel (no %s/events/%s/%s)", tracefs, e.group, e.name)}
 		case errors.Is(cerr, fs.ErrPermission):
 			return nil, fmt.Errorf("%w (%v)", ErrNeedRoot, cerr)
 		case errors.Is(cerr, ErrFormatMismatch):
-			s.fail(e, "format-mismatch", fmt.Errorf("%v; not loaded", cerr))
+			j.classic = &EventStatus{Event: e.Key(), Status: "format-mismatch", Detail: fmt.Sprintf("%v; not loaded", cerr)}
 		default:
-			s.fail(e, "failed", cerr)
+			j.classic = &EventStatus{Event: e.Key(), Status: "failed", Detail: cerr.Error()}
 		}
+		// A tracepoint that is not there has no raw one either; a record
+		// layout that moved does not matter to the raw program.
+		j.raw = raw && e.btf != "" && (j.classic == nil || j.classic.Status != "missing")
+		if !j.raw && j.classic != nil {
+			s.status = append(s.status, *j.classic)
+			continue
+		}
+		todo = append(todo, j)
+		usable[e.Key()] = true
 	}
 	haveSoftirq := usable["irq:softirq_entry"] && usable["irq:softirq_exit"]
 	for _, sp := range specs {
@@ -296,10 +360,25 @@ func (s *Session) selectEvents(tracefs string, evs []event, specs [2]*ebpf.Colle
 	return todo, nil
 }
 
+// useRaw tells whether to try the raw BTF tracepoint programs: asked for,
+// or by default when the running kernel has BTF.
+func (s *Session) useRaw() bool {
+	switch s.opts.Programs {
+	case ProgramsClassic:
+		return false
+	case ProgramsBTF:
+		return true
+	}
+	_, err := os.Stat(vmlinuxBTF)
+	return err == nil
+}
+
 // load creates the maps first, then each program on its own, so one
 // program the verifier rejects is reported instead of failing the whole
-// set; the loaded ones become the session's targets.
-func (s *Session) load(specs [2]*ebpf.CollectionSpec, todo []job) error {
+// set; the loaded ones become the session's targets. An event's raw BTF
+// tracepoint program is tried first; when it does not load, by default its
+// classic program is loaded instead and the status says why.
+func (s *Session) load(specs [3]*ebpf.CollectionSpec, todo []job) error {
 	mapSpec := specs[layout64].Copy()
 	mapSpec.Programs = map[string]*ebpf.ProgramSpec{}
 	var err error
@@ -322,30 +401,75 @@ func (s *Session) load(specs [2]*ebpf.CollectionSpec, todo []job) error {
 	}
 	for _, j := range todo {
 		e := j.event
-		ps := specs[j.layout].Programs[e.prog]
-		if ps == nil {
-			s.fail(e, "failed", fmt.Errorf("program %s not in the BPF object", e.prog))
-			continue
-		}
-		one := specs[j.layout].Copy()
-		one.Programs = map[string]*ebpf.ProgramSpec{e.prog: ps}
-		c, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{MapReplacements: repl})
-		if err != nil {
-			if errors.Is(err, syscall.EPERM) {
-				return fmt.Errorf("%w (%v)", ErrNeedRoot, err)
-			}
-			s.fail(e, "failed", fmt.Errorf("loading %s: %s", e.prog, firstLine(err)))
-			continue
-		}
-		s.progs = append(s.progs, c)
 		st := EventStatus{Event: e.Key(), Status: "attached"}
-		if j.layout != layout64 {
-			st.Detail = layoutNames[j.layout] + " record layout"
+		if j.raw {
+			prog, err := loadOne(specs[specBTF], e.btf, repl)
+			if err == nil {
+				st.Detail = RawDetail
+				s.addTarget(target{event: e, prog: prog, pe: -1, raw: true}, st)
+				continue
+			}
+			if errors.Is(err, ErrNeedRoot) {
+				return err
+			}
+			if s.opts.Programs == ProgramsBTF || j.classic != nil {
+				s.fail(e, "failed", fmt.Errorf("raw tracepoint (tp_btf): %v", err))
+				continue
+			}
+			st.Detail = fmt.Sprintf("classic tracepoint: the raw one (tp_btf) did not load: %v", err)
 		}
-		s.targets = append(s.targets, target{event: e, id: uint64(j.id), prog: c.Programs[e.prog], status: len(s.status), pe: -1})
-		s.status = append(s.status, st)
+		if j.classic != nil {
+			s.status = append(s.status, *j.classic)
+			continue
+		}
+		prog, err := loadOne(specs[j.layout], e.prog, repl)
+		if err != nil {
+			if errors.Is(err, ErrNeedRoot) {
+				return err
+			}
+			s.fail(e, "failed", err)
+			continue
+		}
+		if j.layout != layout64 {
+			st.Detail = strings.TrimPrefix(st.Detail+"; ", "; ") + layoutNames[j.layout] + " record layout"
+		}
+		s.addTarget(target{event: e, id: uint64(j.id), prog: prog, pe: -1}, st)
 	}
 	return nil
+}
+
+// RawDetail is the EventStatus detail of an event counted by its raw BTF
+// tracepoint program.
+const RawDetail = "raw tracepoint (tp_btf)"
+
+// loadOne loads one program of spec, its maps replaced by the session's.
+// The collection it makes holds only the program, which the session keeps
+// in progs to close.
+func loadOne(spec *ebpf.CollectionSpec, name string, repl map[string]*ebpf.Map) (*ebpf.Program, error) {
+	ps := spec.Programs[name]
+	if ps == nil {
+		return nil, fmt.Errorf("program %s not in the BPF object", name)
+	}
+	one := spec.Copy()
+	one.Programs = map[string]*ebpf.ProgramSpec{name: ps}
+	c, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{MapReplacements: repl})
+	if err != nil {
+		if errors.Is(err, syscall.EPERM) {
+			return nil, fmt.Errorf("%w (%v)", ErrNeedRoot, err)
+		}
+		return nil, fmt.Errorf("loading %s: %s", name, firstLine(err))
+	}
+	prog := c.Programs[name]
+	delete(c.Programs, name)
+	c.Close() // the maps are the session's; only the program is kept
+	return prog, nil
+}
+
+func (s *Session) addTarget(t target, st EventStatus) {
+	t.status = len(s.status)
+	s.targets = append(s.targets, t)
+	s.progs = append(s.progs, t.prog)
+	s.status = append(s.status, st)
 }
 
 func firstLine(err error) string {

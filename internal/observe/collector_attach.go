@@ -125,9 +125,14 @@ func (s *Session) attachAll() (time.Time, []error) {
 		}
 		var l link.Link
 		var err error
-		if s.sampling {
+		switch {
+		case tg.raw:
+			// Raw tracepoints have no perf event to keep between
+			// windows: each window links and unlinks the program.
+			l, err = link.AttachTracing(link.TracingOptions{Program: tg.prog, AttachType: ebpf.AttachTraceRawTp})
+		case s.sampling:
 			l, err = s.attachSampled(tg)
-		} else {
+		default:
 			l, err = link.Tracepoint(tg.group, tg.name, tg.prog, nil)
 		}
 		if err != nil {

@@ -92,6 +92,9 @@ func (s *Session) ReadRaw() (*Raw, error) {
 			r.RX[i].PerCPU[c].Bytes += v.Bytes
 		}
 	}
+	if err := s.readDevSlots(r); err != nil {
+		return nil, err
+	}
 	var id uint32
 	var nn observeNapiName
 	names := map[uint32]string{}
@@ -159,6 +162,44 @@ func (s *Session) ReadRaw() (*Raw, error) {
 		}
 	}
 	return r, nil
+}
+
+// readDevSlots adds the raw BTF programs' per-device counts in dev_fast
+// (bpf/observe.h) to r.RX, by device name and kind.
+func (s *Session) readDevSlots(r *Raw) error {
+	at := map[string]int{} // name/kind -> index in r.RX
+	for i, x := range r.RX {
+		if x.NapiID == 0 {
+			at[rxKey(x)] = i
+		}
+	}
+	for slot := uint32(0); slot < devSlots*devKinds; slot++ {
+		var dv []observebtfDevSlot
+		if err := s.maps.Maps["dev_fast"].Lookup(slot, &dv); err != nil {
+			return fmt.Errorf("reading dev_fast: %w", err)
+		}
+		for c, v := range dv {
+			if v.DevPtr == 0 || c >= s.ncpu {
+				continue
+			}
+			x := RawRX{Dev: cstr(v.Dev), Kind: int(v.Kind)}
+			i, ok := at[rxKey(x)]
+			if !ok {
+				x.PerCPU = make([]CountVal, s.ncpu)
+				r.RX = append(r.RX, x)
+				i = len(r.RX) - 1
+				at[rxKey(x)] = i
+			}
+			if len(r.RX[i].PerCPU) < s.ncpu {
+				pc := make([]CountVal, s.ncpu)
+				copy(pc, r.RX[i].PerCPU)
+				r.RX[i].PerCPU = pc
+			}
+			r.RX[i].PerCPU[c].Count += v.Count
+			r.RX[i].PerCPU[c].Bytes += v.Bytes
+		}
+	}
+	return nil
 }
 
 // meta describes a window of wall time d from start, during which the

@@ -141,6 +141,7 @@ type event struct {
 	prog        string    // program name in the ELF
 	fields      [2][]want // per layout; must match bpf/observe.c
 	perSegment  bool      // fires per packet before GRO: left out in light mode
+	btf         string    // its raw BTF tracepoint program (bpf/observe_btf.c), if any
 }
 
 // Key is "group:name", as perf and bpftrace spell it.
@@ -168,17 +169,17 @@ var (
 // programs first, so napi_poll never runs without them and takes a poll in
 // softirq for one in a task.
 var events = []event{
-	{"irq", "softirq_entry", "tp_softirq_entry", same([]want{{"vec", 8, 4}}), false},
-	{"irq", "softirq_exit", "tp_softirq_exit", same([]want{{"vec", 8, 4}}), false},
-	{"napi", "napi_poll", "tp_napi_poll", napiPoll, false},
-	{"net", "napi_gro_receive_entry", "tp_gro_receive", rxVerbose, true},
-	{"net", "netif_receive_skb", "tp_receive_skb", netDev, false},
-	{"net", "netif_receive_skb_entry", "tp_receive_skb_entry", rxVerbose, true},
-	{"net", "netif_receive_skb_list_entry", "tp_receive_skb_list_entry", rxVerbose, true},
-	{"net", "netif_rx", "tp_netif_rx", netDev, false},
-	{"irq", "irq_handler_entry", "tp_irq_entry", same([]want{{"irq", 8, 4}}), false},
-	{"irq", "irq_handler_exit", "tp_irq_exit", same([]want{{"irq", 8, 4}}), false},
-	{"napi", "dql_stall_detected", "tp_dql_stall", same([]want{{"thrs", 8, 2}, {"len", 12, 4}}), false},
+	{"irq", "softirq_entry", "tp_softirq_entry", same([]want{{"vec", 8, 4}}), false, "btf_softirq_entry"},
+	{"irq", "softirq_exit", "tp_softirq_exit", same([]want{{"vec", 8, 4}}), false, "btf_softirq_exit"},
+	{"napi", "napi_poll", "tp_napi_poll", napiPoll, false, "btf_napi_poll"},
+	{"net", "napi_gro_receive_entry", "tp_gro_receive", rxVerbose, true, ""},
+	{"net", "netif_receive_skb", "tp_receive_skb", netDev, false, "btf_receive_skb"},
+	{"net", "netif_receive_skb_entry", "tp_receive_skb_entry", rxVerbose, true, ""},
+	{"net", "netif_receive_skb_list_entry", "tp_receive_skb_list_entry", rxVerbose, true, ""},
+	{"net", "netif_rx", "tp_netif_rx", netDev, false, "btf_netif_rx"},
+	{"irq", "irq_handler_entry", "tp_irq_entry", same([]want{{"irq", 8, 4}}), false, "btf_irq_entry"},
+	{"irq", "irq_handler_exit", "tp_irq_exit", same([]want{{"irq", 8, 4}}), false, "btf_irq_exit"},
+	{"napi", "dql_stall_detected", "tp_dql_stall", same([]want{{"thrs", 8, 2}, {"len", 12, 4}}), false, ""},
 }
 
 // ErrFormatMismatch marks a tracepoint whose record layout differs from the

@@ -8,3 +8,4 @@ package observe
 // asm/types.h on Debian amd64 and arm64 hosts; a missing one is ignored.
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -target bpfel -cc clang -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu" -type napi_key -type napi_val -type rx_key -type count_val -type time_val -type irq_val -type dql_val -type napi_name -type gro_slot -type count_window observe bpf/observe.c -- -I/usr/include
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -target bpfel -cc clang -cflags "-O2 -g -Wall -Werror -DOBSERVE_PTR32 -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu" observe32 bpf/observe.c -- -I/usr/include
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -target bpfel -cc clang -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu" -type dev_slot observebtf bpf/observe_btf.c -- -I/usr/include

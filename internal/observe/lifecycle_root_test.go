@@ -50,15 +50,13 @@ func TestRunCancelledDuringStart(t *testing.T) {
 // progIDs returns the ids of the programs and links a session holds.
 func sessionIDs(t *testing.T, s *Session) (progs []ebpf.ProgramID, links []uint32) {
 	t.Helper()
-	for _, c := range s.progs {
-		for _, p := range c.Programs {
-			info, err := p.Info()
-			if err != nil {
-				t.Fatal(err)
-			}
-			id, _ := info.ID()
-			progs = append(progs, id)
+	for _, p := range s.progs {
+		info, err := p.Info()
+		if err != nil {
+			t.Fatal(err)
 		}
+		id, _ := info.ID()
+		progs = append(progs, id)
 	}
 	for _, l := range s.links {
 		info, err := l.Info()
@@ -72,14 +70,90 @@ func sessionIDs(t *testing.T, s *Session) (progs []ebpf.ProgramID, links []uint3
 
 func assertGone(t *testing.T, progs []ebpf.ProgramID) {
 	t.Helper()
+	// A raw tracepoint link's program is freed after an RCU tasks-trace
+	// grace period once the link is released, so it may outlive Close
+	// (or the process) by a while: it must be gone within 5 s.
+	deadline := time.Now().Add(5 * time.Second)
 	for _, id := range progs {
-		p, err := ebpf.NewProgramFromID(id)
-		if err == nil {
+		for {
+			p, err := ebpf.NewProgramFromID(id)
+			if err != nil {
+				if !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("program id %d: %v", id, err)
+				}
+				break
+			}
 			p.Close()
-			t.Errorf("program id %d still loaded after Close", id)
-		} else if !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("program id %d: %v", id, err)
+			if time.Now().After(deadline) {
+				t.Errorf("program id %d still loaded 5 s after Close", id)
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
+	}
+}
+
+// breakProgram makes the verifier reject program name of spec, if spec has
+// it: it reads past the context.
+func breakProgram(spec *ebpf.CollectionSpec, name string) {
+	if p := spec.Programs[name]; p != nil {
+		p.Instructions = asm.Instructions{
+			asm.LoadMem(asm.R0, asm.R1, 4096, asm.DWord),
+			asm.Return(),
+		}
+	}
+}
+
+// With the raw BTF programs: a record layout that moved does not matter to
+// them; one that does not load falls back to its classic program by
+// default and is reported failed when they were insisted on.
+func TestRawProgramsFallBack(t *testing.T) {
+	testnet.NeedRoot(t)
+	if _, err := os.Stat(vmlinuxBTF); err != nil {
+		t.Skip("no kernel BTF")
+	}
+	evs := append([]event(nil), events...)
+	for i := range evs {
+		if evs[i].name == "napi_poll" {
+			evs[i].fields = same([]want{{"napi", 8, 8}, {"dev_name", 16, 4}, {"work", 24, 4}, {"budget", 24, 4}})
+		}
+	}
+	breakProg := func(spec *ebpf.CollectionSpec) { breakProgram(spec, "btf_netif_rx") }
+	for _, tc := range []struct {
+		programs string
+		want     map[string]string // event -> status: detail prefix
+	}{
+		{ProgramsAuto, map[string]string{
+			"napi:napi_poll":             "attached: " + RawDetail,
+			"net:netif_receive_skb":      "attached: " + RawDetail,
+			"net:netif_rx":               "attached: classic tracepoint: the raw one (tp_btf) did not load",
+			"net:napi_gro_receive_entry": "attached: ",
+		}},
+		{ProgramsBTF, map[string]string{
+			"napi:napi_poll": "attached: " + RawDetail,
+			"net:netif_rx":   "failed: raw tracepoint (tp_btf): loading btf_netif_rx",
+		}},
+	} {
+		s, err := Start(context.Background(), Options{events: evs, mutateSpec: breakProg, Programs: tc.programs})
+		if err != nil {
+			t.Fatalf("%s: Start: %v", tc.programs, err)
+		}
+		status := map[string]EventStatus{}
+		for _, e := range s.Events() {
+			status[e.Event] = e
+		}
+		for ev, want := range tc.want {
+			got := status[ev].Status + ": " + status[ev].Detail
+			if !strings.HasPrefix(got, want) {
+				t.Errorf("%s: %s is %q, want %q...", tc.programs, ev, got, want)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Start(context.Background(), Options{Programs: "fast"}); err == nil || !strings.Contains(err.Error(), "want auto, btf") {
+		t.Errorf("bad programs choice: %v", err)
 	}
 }
 
@@ -87,7 +161,7 @@ func TestBrokenTracepointsAreReported(t *testing.T) {
 	testnet.NeedRoot(t)
 	evs := append([]event(nil), events...)
 	// A tracepoint this kernel does not have.
-	evs = append(evs, event{"wirespeed_bogus", "no_such_event", "tp_napi_poll", [2][]want{}, true})
+	evs = append(evs, event{"wirespeed_bogus", "no_such_event", "tp_napi_poll", [2][]want{}, true, ""})
 	// A layout that moved: pretend napi_poll's work field is elsewhere.
 	for i := range evs {
 		if evs[i].name == "napi_poll" {
@@ -95,13 +169,8 @@ func TestBrokenTracepointsAreReported(t *testing.T) {
 		}
 	}
 	// A program the verifier rejects: netif_rx's reads past the context.
-	breakProg := func(spec *ebpf.CollectionSpec) {
-		spec.Programs["tp_netif_rx"].Instructions = asm.Instructions{
-			asm.LoadMem(asm.R0, asm.R1, 4096, asm.DWord),
-			asm.Return(),
-		}
-	}
-	s, err := Start(context.Background(), Options{events: evs, mutateSpec: breakProg})
+	breakProg := func(spec *ebpf.CollectionSpec) { breakProgram(spec, "tp_netif_rx") }
+	s, err := Start(context.Background(), Options{events: evs, mutateSpec: breakProg, Programs: ProgramsClassic})
 	if err != nil {
 		t.Fatalf("Start failed instead of reporting: %v", err)
 	}
@@ -136,7 +205,7 @@ func TestBrokenTracepointsAreReported(t *testing.T) {
 	assertGone(t, progs)
 
 	// Nothing usable at all: a clear error, not a panic.
-	_, err = Start(context.Background(), Options{events: []event{{"wirespeed_bogus", "none", "tp_napi_poll", [2][]want{}, false}}})
+	_, err = Start(context.Background(), Options{events: []event{{"wirespeed_bogus", "none", "tp_napi_poll", [2][]want{}, false, ""}}})
 	if err == nil || !strings.Contains(err.Error(), "no tracepoint could be attached") {
 		t.Errorf("Start with only a bogus tracepoint: err = %v", err)
 	}

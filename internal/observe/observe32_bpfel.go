@@ -25,6 +25,18 @@ type observe32CountWindow struct {
 	Close uint64
 }
 
+type observe32DevSlot struct {
+	_       structs.HostLayout
+	DevPtr  uint64
+	Kind    uint32
+	Netns   uint32
+	Ifindex uint32
+	Pad     uint32
+	Count   uint64
+	Bytes   uint64
+	Dev     [16]int8
+}
+
 type observe32DqlVal struct {
 	_       structs.HostLayout
 	Count   uint64
@@ -94,6 +106,7 @@ type observe32TimeVal struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	observe32MapDevFast                = "dev_fast"
 	observe32MapDqlStats               = "dql_stats"
 	observe32MapGroFast                = "gro_fast"
 	observe32MapIrqNow                 = "irq_now"
@@ -177,6 +190,7 @@ type observe32ProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type observe32MapSpecs struct {
+	DevFast      *ebpf.MapSpec `ebpf:"dev_fast"`
 	DqlStats     *ebpf.MapSpec `ebpf:"dql_stats"`
 	GroFast      *ebpf.MapSpec `ebpf:"gro_fast"`
 	IrqNow       *ebpf.MapSpec `ebpf:"irq_now"`
@@ -216,6 +230,7 @@ func (o *observe32Objects) Close() error {
 //
 // It can be passed to loadObserve32Objects or ebpf.CollectionSpec.LoadAndAssign.
 type observe32Maps struct {
+	DevFast      *ebpf.Map `ebpf:"dev_fast"`
 	DqlStats     *ebpf.Map `ebpf:"dql_stats"`
 	GroFast      *ebpf.Map `ebpf:"gro_fast"`
 	IrqNow       *ebpf.Map `ebpf:"irq_now"`
@@ -230,6 +245,7 @@ type observe32Maps struct {
 
 func (m *observe32Maps) Close() error {
 	return _Observe32Close(
+		m.DevFast,
 		m.DqlStats,
 		m.GroFast,
 		m.IrqNow,

@@ -25,6 +25,18 @@ type observeCountWindow struct {
 	Close uint64
 }
 
+type observeDevSlot struct {
+	_       structs.HostLayout
+	DevPtr  uint64
+	Kind    uint32
+	Netns   uint32
+	Ifindex uint32
+	Pad     uint32
+	Count   uint64
+	Bytes   uint64
+	Dev     [16]int8
+}
+
 type observeDqlVal struct {
 	_       structs.HostLayout
 	Count   uint64
@@ -94,6 +106,7 @@ type observeTimeVal struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	observeMapDevFast                = "dev_fast"
 	observeMapDqlStats               = "dql_stats"
 	observeMapGroFast                = "gro_fast"
 	observeMapIrqNow                 = "irq_now"
@@ -177,6 +190,7 @@ type observeProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type observeMapSpecs struct {
+	DevFast      *ebpf.MapSpec `ebpf:"dev_fast"`
 	DqlStats     *ebpf.MapSpec `ebpf:"dql_stats"`
 	GroFast      *ebpf.MapSpec `ebpf:"gro_fast"`
 	IrqNow       *ebpf.MapSpec `ebpf:"irq_now"`
@@ -216,6 +230,7 @@ func (o *observeObjects) Close() error {
 //
 // It can be passed to loadObserveObjects or ebpf.CollectionSpec.LoadAndAssign.
 type observeMaps struct {
+	DevFast      *ebpf.Map `ebpf:"dev_fast"`
 	DqlStats     *ebpf.Map `ebpf:"dql_stats"`
 	GroFast      *ebpf.Map `ebpf:"gro_fast"`
 	IrqNow       *ebpf.Map `ebpf:"irq_now"`
@@ -230,6 +245,7 @@ type observeMaps struct {
 
 func (m *observeMaps) Close() error {
 	return _ObserveClose(
+		m.DevFast,
 		m.DqlStats,
 		m.GroFast,
 		m.IrqNow,
