@@ -22,7 +22,7 @@ import (
 // of the time (observe.Options.Sample), whose JSON is stored under
 // "observe" in that run's result; an error says why the sampling share
 // cannot be used.
-var newBenchObserver func(mode string, sample float64) (bench.Observer, error)
+var newBenchObserver func(mode string, sample float64, programs string) (bench.Observer, error)
 
 func init() {
 	register(&Command{
@@ -90,6 +90,7 @@ func runBench(ctx context.Context, env Env, args []string) error {
 	obsMode := fs.String("observe", "light", "eBPF observation of each run: light (cheap; GRO estimated from NAPI work), full (counts every segment entering GRO) or off")
 	obsSample := sampleFlag(0.1)
 	fs.Var(&obsSample, "observe-sample", "attach the observation for `PCT` of every second, 10% or 0.1 (100%: continuous)")
+	obsProgs := fs.String("observe-programs", "auto", "the observation's programs: auto, btf or classic (see 'wirespeed help observe')")
 	knobs := addLabFlags(fs)
 	var variants []string
 	fs.Func("variant", "'NAME: lab flags' - a lab configuration to measure (repeatable; measured interleaved)", func(s string) error {
@@ -115,13 +116,13 @@ func runBench(ctx context.Context, env Env, args []string) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch *obsMode {
 	case "off":
-		if set["observe-sample"] {
-			return usageErrorf("--observe-sample needs --observe light or full")
+		if set["observe-sample"] || set["observe-programs"] {
+			return usageErrorf("--observe-sample and --observe-programs need --observe light or full")
 		}
 	case "light", "full":
 		if newBenchObserver != nil {
-			if o.Observer, err = newBenchObserver(*obsMode, float64(obsSample)); err != nil {
-				return usageErrorf("--observe-sample: %v", err)
+			if o.Observer, err = newBenchObserver(*obsMode, float64(obsSample), *obsProgs); err != nil {
+				return usageErrorf("%v", err)
 			}
 		}
 	default:

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/observe"
 )
@@ -15,10 +17,13 @@ import (
 // even light mode cost 7% of throughput at 10 Gbit/s on two CPUs
 // continuously, nearly all of it paid per event while attached.
 func init() {
-	newBenchObserver = func(mode string, sample float64) (bench.Observer, error) {
+	newBenchObserver = func(mode string, sample float64, programs string) (bench.Observer, error) {
 		if err := observe.CheckSample(sample, 0); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--observe-sample: %w", err)
 		}
-		return observe.BenchObserver{Light: mode == "light", Sample: sample}, nil
+		if err := observe.ParsePrograms(programs); err != nil {
+			return nil, fmt.Errorf("--observe-programs: %w", err)
+		}
+		return observe.BenchObserver{Light: mode == "light", Sample: sample, Programs: programs}, nil
 	}
 }

@@ -49,7 +49,11 @@ func TestSampleFlagRejectsBadInput(t *testing.T) {
 		{[]string{"watch", "--interval", "100ms", "--sample", "5%"}, "shortest window"},
 		{[]string{"bench", "--observe-sample", "0"}, "more than 0%"},
 		{[]string{"bench", "--observe-sample", "0.2%"}, "shortest window"},
-		{[]string{"bench", "--observe", "off", "--observe-sample", "20%"}, "needs --observe light or full"},
+		{[]string{"bench", "--observe", "off", "--observe-sample", "20%"}, "need --observe light or full"},
+		{[]string{"bench", "--observe", "off", "--observe-programs", "btf"}, "need --observe light or full"},
+		{[]string{"bench", "--observe-programs", "ebpf"}, "--observe-programs: programs \"ebpf\": want auto, btf"},
+		{[]string{"observe", "--programs", "raw"}, "--programs: programs \"raw\": want auto, btf"},
+		{[]string{"watch", "--programs", ""}, "want auto, btf"},
 		{[]string{"bench", "--observe", "some"}, "want light, full or off"},
 	} {
 		var out, errb bytes.Buffer

@@ -36,6 +36,7 @@ func runWatch(ctx context.Context, env Env, args []string) error {
 	light := fs.Bool("light", false, "leave out the per-packet pre-GRO events (see 'wirespeed help observe')")
 	sample := sampleFlag(1)
 	fs.Var(&sample, "sample", "attach for `PCT` of each interval, 10% or 0.1 (see 'wirespeed help observe')")
+	progs := fs.String("programs", "auto", "auto, btf or classic (see 'wirespeed help observe')")
 	ifaces, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -54,7 +55,10 @@ func runWatch(ctx context.Context, env Env, args []string) error {
 	if err := observe.CheckSample(float64(sample), time.Duration(every)); err != nil {
 		return usageErrorf("--sample: %v", err)
 	}
-	s, err := observe.Start(ctx, observe.Options{Ifaces: ifaces, Light: *light, Sample: float64(sample),
+	if err := observe.ParsePrograms(*progs); err != nil {
+		return usageErrorf("--programs: %v", err)
+	}
+	s, err := observe.Start(ctx, observe.Options{Ifaces: ifaces, Light: *light, Sample: float64(sample), Programs: *progs,
 		Period: time.Duration(every), DevIRQs: deviceIRQs(ctx, ifaces)})
 	if err != nil {
 		return err
