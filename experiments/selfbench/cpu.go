@@ -202,7 +202,7 @@ func cpuTable(d string) (string, error) {
 			busy = append(busy, x.BusyCPU)
 			steal = append(steal, x.StealCPU)
 			mbit = append(mbit, x.Mbit)
-			cpus = x.CPUs
+			cpus = max(cpus, x.CPUs)
 		}
 		rows = append(rows, []string{fmt.Sprintf("`%s`: busy CPU per Gbit delivered", m), "-",
 			fmt.Sprintf("median %.1f ms (%d runs; busy %.3f of %d CPUs, steal %.3f, %.0f Mbit/s, means)",

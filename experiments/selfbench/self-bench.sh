@@ -59,6 +59,9 @@ for p in $PROGRAMS; do
 	sets="$sets $p"
 done
 [ -n "$sets" ] || sets=default # PROGRAMS empty: no --observe-programs flag
+if [ "$sets" != default ] && ! "$WS" bench -h 2>&1 | grep -q -- -observe-programs; then
+	bad "PROGRAMS=\"$PROGRAMS\": $WS has no bench --observe-programs (PROGRAMS= runs without it)"
+fi
 out=${1:-experiments/selfbench/data/$(date -u +%Y%m%dT%H%M%SZ)-$(git describe --always --dirty 2>/dev/null || echo dev)}
 
 # the canary is built before the wait below (a build raises the load)
