@@ -131,6 +131,31 @@ func rCell(xs, ys []float64) string {
 	return fmt.Sprintf("r = %+.2f (n = %d, p = %.2f)", r, len(xs), p)
 }
 
+const offLabel = "off runs"
+
+// hostVerdict applies the rule the README fixed before the first run: the
+// drift is the host's speed when throughput / canary spreads at most half
+// as much as throughput (CoV) and throughput rises with the canary
+// (Pearson r > 0, p < 0.05); it is not when the ratio spreads as much as
+// throughput or more; anything between is undecided.
+func hostVerdict(mbit, hash []float64) string {
+	per := make([]float64, len(mbit))
+	for i := range mbit {
+		per[i] = mbit[i] / hash[i]
+	}
+	ct, cr := CoV(mbit), CoV(per)
+	r, p := Pearson(mbit, hash)
+	switch {
+	case math.IsNaN(ct) || math.IsNaN(r):
+		return fmt.Sprintf("undecided: too few runs (n = %d)", len(mbit))
+	case cr <= ct/2 && r > 0 && p < 0.05:
+		return "**yes**: the ratio's CoV is at most half the throughput's, r > 0 at p < 0.05"
+	case cr >= ct:
+		return "**no**: the ratio spreads as much as throughput or more"
+	}
+	return fmt.Sprintf("undecided at n = %d", len(mbit))
+}
+
 // canaryTable: does bench's run-to-run drift follow the host's speed? Each
 // full-rate run's throughput against the mean of the canary readings just
 // before and just after it; the off runs alone (no observation cost in the
@@ -170,9 +195,12 @@ func canaryTable(d string) (string, error) {
 			[]string{label + ": CoV of throughput", "-", pctCell(CoV(mbit))},
 			[]string{label + ": CoV of the canary (hash)", "-", pctCell(CoV(hash))},
 			[]string{label + ": canary's own change across a run, median abs(after/before - 1)", "-", pctCell(stats.Percentile(drift, 50))},
-			[]string{label + ": CoV of throughput / canary (hash)", "much below throughput's: the drift is the host's speed", pctCell(CoV(perHash))},
+			[]string{label + ": CoV of throughput / canary (hash)", "-", pctCell(CoV(perHash))},
 			[]string{label + ": throughput vs canary (hash), Pearson", "-", rCell(mbit, hash)},
 		)
+		if label == offLabel {
+			rows = append(rows, []string{label + ": is the drift the host's speed?", "the README's rule", hostVerdict(mbit, hash)})
+		}
 		if len(copyRate) == len(mbit) {
 			rows = append(rows,
 				[]string{label + ": CoV of the canary (memory copy)", "-", pctCell(CoV(copyRate))},
@@ -181,7 +209,7 @@ func canaryTable(d string) (string, error) {
 			)
 		}
 	}
-	group("off runs", func(p canaryPoint) bool { return p.mode == "off" })
+	group(offLabel, func(p canaryPoint) bool { return p.mode == "off" })
 	group("all modes pooled", func(canaryPoint) bool { return true })
 	if len(rows) == 1 {
 		return "", fmt.Errorf("no canary-off-N.json")

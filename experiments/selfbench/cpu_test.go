@@ -91,6 +91,23 @@ func TestCPUTable(t *testing.T) {
 	}
 }
 
+// TestHostVerdict: the README's rule, each way.
+func TestHostVerdict(t *testing.T) {
+	for _, c := range []struct {
+		mbit, hash []float64
+		want       string
+	}{
+		{[]float64{10, 11, 12, 13, 14}, []float64{20, 22, 24, 26, 28}, "**yes**"},     // ratio flat
+		{[]float64{10, 11, 12, 13, 14}, []float64{20.1, 20, 20, 20, 20}, "**no**"},    // canary flat
+		{[]float64{10, 11, 12, 13, 14}, []float64{20, 21.5, 21, 23, 22}, "undecided"}, // partly
+		{[]float64{10, 11}, []float64{20, 22}, "undecided: too few"},
+	} {
+		if got := hostVerdict(c.mbit, c.hash); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%v / %v: %q, want %s...", c.mbit, c.hash, got, c.want)
+		}
+	}
+}
+
 func TestPearson(t *testing.T) {
 	// x 1..5, y 2 4 5 4 5: r = 6/sqrt(10*6) = 0.7746; t = 2.1213 at 3 df, p = 0.124
 	r, p := Pearson([]float64{1, 2, 3, 4, 5}, []float64{2, 4, 5, 4, 5})
@@ -126,7 +143,8 @@ func TestCanaryTable(t *testing.T) {
 	for _, want := range []string{
 		"| off runs: throughput / canary hashes per s, each run in order | - | 10000/20000, 11000/22000, 12000/24000 |",
 		"| off runs: CoV of throughput | - | 9.1% |", // sd 1000 / mean 11000
-		"| off runs: CoV of throughput / canary (hash) | much below throughput's: the drift is the host's speed | 0.0% |",
+		"| off runs: CoV of throughput / canary (hash) | - | 0.0% |",
+		"| off runs: is the drift the host's speed? | the README's rule | **yes**: ",
 		"| off runs: throughput vs canary (hash), Pearson | - | r = +1.00 (n = 3, p = 0.00) |",
 		"| off runs: CoV of the canary (memory copy) | - | 0.0% |",
 		"| off runs: throughput vs canary (memory copy), Pearson | - | - (n = 3) |",
