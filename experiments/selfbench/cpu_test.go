@@ -192,3 +192,24 @@ func TestProgramSetsTable(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestValidity: the load rule, and the rule of no tracing program attached
+// at the start (a cgroup program is not one).
+func TestValidity(t *testing.T) {
+	d := t.TempDir()
+	writeEnv(t, d, "0.10 0.20 0.30")
+	if _, v, err := validity(d); err != nil || v != "yes" {
+		t.Fatalf("idle, no program list: %q %v", v, err)
+	}
+	writeJSON(t, d, "bpfprogs-start.json", []any{map[string]any{"name": "sd_devices", "type": "cgroup_device"}})
+	if _, v, err := validity(d); err != nil || v != "yes" {
+		t.Fatalf("idle, a cgroup program: %q %v", v, err)
+	}
+	writeEnv(t, d, "0.70 0.20 0.30")
+	writeJSON(t, d, "bpfprogs-start.json", []any{map[string]any{"name": "sd_devices", "type": "cgroup_device"},
+		map[string]any{"name": "btf_napi_poll", "type": "tracing"}})
+	want := "**no**: load average 0.70 before the run (the rule: below 0.5); 1 tracing BPF programs attached at the start (`btf_napi_poll`; the rule: none)"
+	if _, v, err := validity(d); err != nil || v != want {
+		t.Fatalf("loaded, a tracing program:\n%q\nwant\n%q (%v)", v, want, err)
+	}
+}

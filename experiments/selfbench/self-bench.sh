@@ -31,6 +31,8 @@
 #      summary marks the run invalid when the 1-minute load average before
 #      it was 0.5 or more (the validity rule: an idle machine); it waits up
 #      to 5 min for the load average to fall below 0.5 before starting.
+#      bpfprogs-start.json: bpftool's program list at the start; the run is
+#      invalid when a tracing program (someone's observe) was attached.
 #
 # Environment: WIRESPEED (default ./wirespeed), BEFORE, REPEAT (default 5),
 # SECONDS_PER_RUN (default 10), RATE (step 2's cap, default 3G), PROGRAMS
@@ -84,6 +86,10 @@ while [ "$(awk '{print ($1 < 0.5)}' /proc/loadavg)" != 1 ] && [ "$waited" -lt 30
 	sleep 10
 	waited=$((waited + 10))
 done
+
+# the second validity rule: no tracing BPF program attached when the run
+# starts (another observe left running would load every measurement)
+bpftool prog show -j >"$out/bpfprogs-start.json"
 
 env_json() {
 	printf '{"when":"%s","loadavg":"%s","cpus":%s,"kernel":"%s","commit":"%s"}\n' \
@@ -149,15 +155,17 @@ done
 stats_was=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -q kernel.bpf_stats_enabled=1
 # the load runs from ~4 s after the start (lab, 2 s idle, 1 s omitted) for
-# SECS: sample at 6 s and SECS-4 s later
+# SECS: sample at 6 s and SECS-4 s later (short test runs: at 4 s and 1 s
+# later)
+first=6
 gap=$((SECS - 4))
-[ "$gap" -ge 1 ] || gap=1
+[ "$SECS" -ge 8 ] || { first=4 gap=1; }
 progs() { printf '{"time":%s,"progs":%s}\n' "$(date +%s.%N)" "$(bpftool prog show -j)" >"$1"; }
 for p in $sets; do
 	echo "self-bench: one more light run ($p), with BPF program statistics" >&2
 	progs "$out/bpfprogs-$p-0.json"
 	(
-		sleep 6
+		sleep "$first"
 		progs "$out/bpfprogs-$p-1.json"
 		sleep "$gap"
 		progs "$out/bpfprogs-$p-2.json"

@@ -198,12 +198,40 @@ func validity(d string) (envFile, string, error) {
 	if err != nil {
 		return env, "", fmt.Errorf("env.json: load average %q", env.Before.Loadavg)
 	}
-	valid := "yes"
+	var why []string
 	if load >= MaxLoadBefore {
-		valid = fmt.Sprintf("**no**: load average %.2f before the run (the rule: below %.1f)", load, MaxLoadBefore)
+		why = append(why, fmt.Sprintf("load average %.2f before the run (the rule: below %.1f)", load, MaxLoadBefore))
 	}
-	return env, valid, nil
+	// bpfprogs-start.json: from the runs with program sets on
+	if start := filepath.Join(d, "bpfprogs-start.json"); exists(start) {
+		var progs []struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+		}
+		if err := mdtab.ReadJSON(start, &progs); err != nil {
+			return env, "", err
+		}
+		var names []string
+		for _, p := range progs {
+			if tracingProgTypes[p.Type] {
+				names = append(names, "`"+p.Name+"`")
+			}
+		}
+		if len(names) > 0 {
+			why = append(why, fmt.Sprintf("%d tracing BPF programs attached at the start (%s; the rule: none)",
+				len(names), strings.Join(names, ", ")))
+		}
+	}
+	if len(why) > 0 {
+		return env, "**no**: " + strings.Join(why, "; "), nil
+	}
+	return env, "yes", nil
 }
+
+// tracingProgTypes are bpftool's types of the programs an observe (or any
+// tracer) attaches: one of them loaded when a run starts makes it invalid.
+var tracingProgTypes = map[string]bool{"tracepoint": true, "raw_tracepoint": true, "raw_tracepoint_writable": true,
+	"tracing": true, "kprobe": true, "perf_event": true}
 
 func runTable(d string) (string, error) {
 	env, valid, err := validity(d)
