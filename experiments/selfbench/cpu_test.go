@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
+	"github.com/wirespeed/wirespeed/internal/procfs"
 )
 
 // writeJSON writes v to dir/name, gzipped when name ends in .gz.
@@ -41,15 +42,26 @@ func writeEnv(t *testing.T, dir, load string) {
 	writeJSON(t, dir, "env.json", map[string]any{"before": map[string]any{"loadavg": load, "commit": "abc1234"}})
 }
 
+// ticks is one CPU's /proc/stat deltas over a fixture's 20 s load window
+// (2000 ticks of USER_HZ per CPU).
+type ticks struct{ user, sys, irq, soft, idle, iowait, steal uint64 }
+
 // benchResult is a one-run bench result: rate cap (0: none), delivered
-// Mbit/s, and per CPU {user, sys, irq, softirq, steal} percent (the rest idle).
-func benchResult(capMbit, mbit float64, cpus ...[5]float64) bench.Result {
+// Mbit/s, and per CPU its ticks between the samples at the window's ends.
+func benchResult(capMbit, mbit float64, cpus ...ticks) bench.Result {
 	run := bench.Run{Variant: "lab", Rep: 1, Complete: true, Metrics: map[string]float64{"send_mbit": mbit},
-		Load: &bench.LoadSummary{From: 1, To: 11}}
+		Load: &bench.LoadSummary{From: 1.0004, To: 21.0004}}
+	a := bench.Sample{T: 1.0004}
+	mid := bench.Sample{T: 11}
+	b := bench.Sample{T: 21.0004}
 	for i, c := range cpus {
-		run.Load.CPUs = append(run.Load.CPUs, bench.CPULoad{CPU: i, UserPct: c[0], SysPct: c[1], IRQPct: c[2],
-			SoftPct: c[3], StealPct: c[4], IdlePct: 100 - c[0] - c[1] - c[2] - c[3] - c[4]})
+		base := procfs.CPUTimes{CPU: i, User: 7, System: 7, Idle: 1000, Steal: 3}
+		a.CPU = append(a.CPU, base)
+		mid.CPU = append(mid.CPU, base)
+		b.CPU = append(b.CPU, procfs.CPUTimes{CPU: i, User: base.User + c.user, System: base.System + c.sys, IRQ: c.irq,
+			SoftIRQ: c.soft, Idle: base.Idle + c.idle, IOWait: c.iowait, Steal: base.Steal + c.steal})
 	}
+	run.Samples = []bench.Sample{{T: 0}, a, mid, b}
 	return bench.Result{Schema: bench.Schema, Complete: true, Settings: bench.Settings{RateMbit: capMbit}, Runs: []bench.Run{run}}
 }
 
@@ -58,14 +70,18 @@ func benchResult(capMbit, mbit float64, cpus ...[5]float64) bench.Result {
 func TestCPUTable(t *testing.T) {
 	d := t.TempDir()
 	writeEnv(t, d, "0.10 0.20 0.30")
-	// off: 0.6 CPU busy (+ steal, not counted) at 3 Gbit/s = 200 ms per Gbit
-	writeJSON(t, d, "rate-off-1.json.gz", benchResult(3000, 3000, [5]float64{10, 20, 0, 10, 30}, [5]float64{5, 5, 0, 10, 0}))
+	// off: 0.6 CPU busy at 3 Gbit/s = 200 ms per Gbit: busy is the wall
+	// time less idle and steal (600 ticks each); the tick-sampled fields
+	// say 120 ticks (0.06 CPU); steal 0.3 CPU
+	writeJSON(t, d, "rate-off-1.json.gz", benchResult(3000, 3000,
+		ticks{user: 20, sys: 40, soft: 20, idle: 800, steal: 600}, ticks{user: 10, sys: 10, soft: 20, idle: 1400}))
 	// off: 0.75 CPU at 3 Gbit/s = 250 ms per Gbit
-	writeJSON(t, d, "rate-off-2.json.gz", benchResult(3000, 3000, [5]float64{40, 0, 0, 0, 0}, [5]float64{0, 35, 0, 0, 0}))
+	writeJSON(t, d, "rate-off-2.json.gz", benchResult(3000, 3000, ticks{idle: 1200}, ticks{idle: 1300}))
 	// light-x: 1.04 x 200 = 208 ms per Gbit (0.624 CPU at 3 Gbit/s)
-	writeJSON(t, d, "rate-light-x-1.json.gz", benchResult(3000, 3000, [5]float64{62.4, 0, 0, 0, 0}, [5]float64{}))
-	// light-x: 1.06 x 250 = 265 ms per Gbit, at 2.9 Gbit/s (3.3% below the cap): 0.7685 CPU
-	writeJSON(t, d, "rate-light-x-2.json.gz", benchResult(3000, 2900, [5]float64{30, 30, 0, 0, 0}, [5]float64{0, 0, 1.85, 15, 0}))
+	writeJSON(t, d, "rate-light-x-1.json.gz", benchResult(3000, 3000, ticks{idle: 752}, ticks{idle: 2000}))
+	// light-x: 1.06 x 250 = 265 ms per Gbit, at 2.9 Gbit/s (3.3% below the
+	// cap): 0.7685 CPU, iowait idle too
+	writeJSON(t, d, "rate-light-x-2.json.gz", benchResult(3000, 2900, ticks{idle: 1000}, ticks{idle: 1400, iowait: 63}))
 	got, err := cpuTable(d)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +90,7 @@ func TestCPUTable(t *testing.T) {
 		"| valid (idle before the run) | - | yes |",
 		"| rate cap (`--bitrate`), Mbit/s | - | 3000 |",
 		"| **no** (1 of 4 runs): light-x-2 2900 Mbit/s |",
-		"| `off`: busy CPU per Gbit delivered | - | median 225.0 ms (2 runs; busy 0.675 of 2 CPUs, steal 0.150, 3000 Mbit/s, means) |",
+		"| `off`: busy CPU per Gbit delivered | - | median 225.0 ms (2 runs; means: busy 0.675 of 2 CPUs, tick-sampled 0.030, steal 0.150, 3000 Mbit/s) |",
 		// geometric mean of 1.04 and 1.06: 1.04995
 		"| `light-x` against `off`: CPU per Gbit | <= 3% more | +5.0% (95% CI ",
 		"median +5.0%; ratios 1.040, 1.060) |",
@@ -85,7 +101,7 @@ func TestCPUTable(t *testing.T) {
 	}
 
 	// bad input: a run without --bitrate is not a fixed-rate run
-	writeJSON(t, d, "rate-off-3.json.gz", benchResult(0, 9000, [5]float64{50, 50, 0, 0, 0}))
+	writeJSON(t, d, "rate-off-3.json.gz", benchResult(0, 9000, ticks{}))
 	if _, err := cpuTable(d); err == nil || !strings.Contains(err.Error(), "not a fixed-rate run") {
 		t.Fatalf("a run without a cap: err %v", err)
 	}
@@ -130,7 +146,7 @@ func TestCanaryTable(t *testing.T) {
 	hashes := []float64{20000, 22000, 24000}
 	for i, h := range hashes {
 		rep := string(rune('1' + i))
-		writeJSON(t, d, "bench-off-"+rep+".json.gz", benchResult(0, h/2, [5]float64{50, 50, 0, 0, 0}))
+		writeJSON(t, d, "bench-off-"+rep+".json.gz", benchResult(0, h/2, ticks{}))
 		// before and after straddle h: their mean is h
 		writeJSON(t, d, "canary-off-"+rep+".json", map[string]any{
 			"before": map[string]any{"iterations_per_s": h - 100, "copy_mbyte_per_s": 20000},
