@@ -157,15 +157,15 @@ sysctl -q kernel.bpf_stats_enabled=1
 # the load runs from ~4 s after the start (lab, 2 s idle, 1 s omitted) for
 # SECS: sample at 6 s and SECS-4 s later (short test runs: at 4 s and 1 s
 # later)
-first=6
+at=6
 gap=$((SECS - 4))
-[ "$SECS" -ge 8 ] || { first=4 gap=1; }
+[ "$SECS" -ge 8 ] || { at=4 gap=1; }
 progs() { printf '{"time":%s,"progs":%s}\n' "$(date +%s.%N)" "$(bpftool prog show -j)" >"$1"; }
 for p in $sets; do
 	echo "self-bench: one more light run ($p), with BPF program statistics" >&2
 	progs "$out/bpfprogs-$p-0.json"
 	(
-		sleep "$first"
+		sleep "$at"
 		progs "$out/bpfprogs-$p-1.json"
 		sleep "$gap"
 		progs "$out/bpfprogs-$p-2.json"
