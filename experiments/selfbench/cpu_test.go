@@ -222,7 +222,7 @@ func TestValidity(t *testing.T) {
 		t.Fatalf("idle, a cgroup program: %q %v", v, err)
 	}
 	writeEnv(t, d, "0.70 0.20 0.30")
-	writeJSON(t, d, "bpfprogs-start.json", []any{map[string]any{"name": "sd_devices", "type": "cgroup_device"},
+	writeJSON(t, d, "bpfprogs-start.json.gz", []any{map[string]any{"name": "sd_devices", "type": "cgroup_device"},
 		map[string]any{"name": "btf_napi_poll", "type": "tracing"}})
 	want := "**no**: load average 0.70 before the run (the rule: below 0.5); 1 tracing BPF programs attached at the start (`btf_napi_poll`; the rule: none)"
 	if _, v, err := validity(d); err != nil || v != want {

@@ -31,7 +31,7 @@
 #      summary marks the run invalid when the 1-minute load average before
 #      it was 0.5 or more (the validity rule: an idle machine); it waits up
 #      to 5 min for the load average to fall below 0.5 before starting.
-#      bpfprogs-start.json: bpftool's program list at the start; the run is
+#      bpfprogs-start.json(.gz): bpftool's program list at the start; the run is
 #      invalid when a tracing program (someone's observe) was attached.
 #
 # Environment: WIRESPEED (default ./wirespeed), BEFORE, REPEAT (default 5),
@@ -90,6 +90,9 @@ done
 # the second validity rule: no tracing BPF program attached when the run
 # starts (another observe left running would load every measurement)
 bpftool prog show -j >"$out/bpfprogs-start.json"
+if grep -Eq '"type": ?"(tracepoint|raw_tracepoint|raw_tracepoint_writable|tracing|kprobe|perf_event)"' "$out/bpfprogs-start.json"; then
+	echo "self-bench: tracing BPF programs are attached (bpftool prog show): this run will be marked invalid" >&2
+fi
 
 env_json() {
 	printf '{"when":"%s","loadavg":"%s","cpus":%s,"kernel":"%s","commit":"%s"}\n' \

@@ -202,8 +202,12 @@ func validity(d string) (envFile, string, error) {
 	if load >= MaxLoadBefore {
 		why = append(why, fmt.Sprintf("load average %.2f before the run (the rule: below %.1f)", load, MaxLoadBefore))
 	}
-	// bpfprogs-start.json: from the runs with program sets on
-	if start := filepath.Join(d, "bpfprogs-start.json"); exists(start) {
+	// bpfprogs-start.json.gz: from the runs with program sets on
+	start := filepath.Join(d, "bpfprogs-start.json.gz")
+	if !exists(start) {
+		start = strings.TrimSuffix(start, ".gz") // a run not gzipped
+	}
+	if exists(start) {
 		var progs []struct {
 			Name string `json:"name"`
 			Type string `json:"type"`
