@@ -249,6 +249,13 @@ func cpuTable(d string) (string, error) {
 		rows = append(rows, []string{fmt.Sprintf("`%s` against `off`: CPU per Gbit", m), "<= 3% more",
 			ratioCell(pairedRatios(per["off"], per[m]))})
 	}
+	// the program sets against each other (btf against classic), paired too
+	for i, a := range modes[1:] {
+		for _, b := range modes[i+2:] {
+			rows = append(rows, []string{fmt.Sprintf("`%s` against `%s`: CPU per Gbit", a, b), "-",
+				ratioCell(pairedRatios(per[b], per[a]))})
+		}
+	}
 	return mdtab.Table([]string{"figure (fixed rate)", "goal", "now (" + env.Before.Commit + ")"}, rows), nil
 }
 
