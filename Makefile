@@ -22,7 +22,7 @@
 #                raw files under experiments/ and fail on a difference
 #                (make test runs it too); make experiments-update rewrites them
 #   make self-bench  what the instruments cost and how much bench wobbles,
-#                one run into experiments/selfbench/data (root, ~6 min)
+#                one run into experiments/selfbench/data (root, ~11 min)
 
 GO       ?= go
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -167,7 +167,8 @@ experiments-update:
 	$(GO) test -count=1 ./experiments/all -update
 
 # the instruments' own cost and noise in one run (experiments/selfbench;
-# root, ~6 min); BEFORE=old-binary measures an older exporter beside it
+# root, ~11 min); BEFORE=old-binary measures an older exporter beside it;
+# RATE, PROGRAMS, REPEAT, SECONDS_PER_RUN: see experiments/selfbench/README.md
 self-bench: build
 	experiments/selfbench/self-bench.sh
 

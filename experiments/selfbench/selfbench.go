@@ -6,6 +6,7 @@ package selfbench
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -35,7 +36,10 @@ const (
 	ScrapeIntervalSeconds = 15
 )
 
-// Tables returns one table per run directory under dir/data.
+// Tables returns the tables of each run directory under dir/data: RUN (the
+// figures), RUN-programs (observe's programs), and, in runs that have their
+// files, RUN-cpu (observe's CPU cost at a fixed rate) and RUN-canary (bench's
+// throughput against the host-speed canary).
 func Tables(dir string) (map[string]string, error) {
 	runs, err := filepath.Glob(filepath.Join(dir, "data", "*", "env.json"))
 	if err != nil {
@@ -44,18 +48,45 @@ func Tables(dir string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, env := range runs {
 		d := filepath.Dir(env)
-		t, err := runTable(d)
-		if err != nil {
+		if err := runTables(d, out); err != nil {
 			return nil, fmt.Errorf("%s: %w", d, err)
 		}
-		out[filepath.Base(d)] = t
-		p, err := programsTable(d)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d, err)
-		}
-		out[filepath.Base(d)+"-programs"] = p
 	}
 	return out, nil
+}
+
+func runTables(d string, out map[string]string) error {
+	base := filepath.Base(d)
+	t, err := runTable(d)
+	if err != nil {
+		return err
+	}
+	out[base] = t
+	if exists(filepath.Join(d, "bpfprogs-1.json.gz")) { // the runs before program sets
+		t, err = programsTable(d)
+	} else {
+		t, err = programSetsTable(d)
+	}
+	if err != nil {
+		return err
+	}
+	out[base+"-programs"] = t
+	if files, _ := filepath.Glob(filepath.Join(d, "rate-*.json.gz")); len(files) > 0 {
+		if out[base+"-cpu"], err = cpuTable(d); err != nil {
+			return err
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(d, "canary-*.json")); len(files) > 0 {
+		if out[base+"-canary"], err = canaryTable(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 type envFile struct {
@@ -156,18 +187,60 @@ func cov(xs map[int]float64) string {
 
 func ms(ns float64) string { return fmt.Sprintf("%.2f ms", ns/1e6) }
 
-func runTable(d string) (string, error) {
+// validity reads the run's env.json and applies the validity rule: "yes",
+// or why not.
+func validity(d string) (envFile, string, error) {
 	var env envFile
 	if err := mdtab.ReadJSON(filepath.Join(d, "env.json"), &env); err != nil {
-		return "", err
+		return env, "", err
 	}
 	load, err := strconv.ParseFloat(strings.Fields(env.Before.Loadavg + " x")[0], 64)
 	if err != nil {
-		return "", fmt.Errorf("env.json: load average %q", env.Before.Loadavg)
+		return env, "", fmt.Errorf("env.json: load average %q", env.Before.Loadavg)
 	}
-	valid := "yes"
+	var why []string
 	if load >= MaxLoadBefore {
-		valid = fmt.Sprintf("**no**: load average %.2f before the run (the rule: below %.1f)", load, MaxLoadBefore)
+		why = append(why, fmt.Sprintf("load average %.2f before the run (the rule: below %.1f)", load, MaxLoadBefore))
+	}
+	// bpfprogs-start.json.gz: from the runs with program sets on
+	start := filepath.Join(d, "bpfprogs-start.json.gz")
+	if !exists(start) {
+		start = strings.TrimSuffix(start, ".gz") // a run not gzipped
+	}
+	if exists(start) {
+		var progs []struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+		}
+		if err := mdtab.ReadJSON(start, &progs); err != nil {
+			return env, "", err
+		}
+		var names []string
+		for _, p := range progs {
+			if tracingProgTypes[p.Type] {
+				names = append(names, "`"+p.Name+"`")
+			}
+		}
+		if len(names) > 0 {
+			why = append(why, fmt.Sprintf("%d tracing BPF programs attached at the start (%s; the rule: none)",
+				len(names), strings.Join(names, ", ")))
+		}
+	}
+	if len(why) > 0 {
+		return env, "**no**: " + strings.Join(why, "; "), nil
+	}
+	return env, "yes", nil
+}
+
+// tracingProgTypes are bpftool's types of the programs an observe (or any
+// tracer) attaches: one of them loaded when a run starts makes it invalid.
+var tracingProgTypes = map[string]bool{"tracepoint": true, "raw_tracepoint": true, "raw_tracepoint_writable": true,
+	"tracing": true, "kprobe": true, "perf_event": true}
+
+func runTable(d string) (string, error) {
+	env, valid, err := validity(d)
+	if err != nil {
+		return "", err
 	}
 	mode := map[string]map[int]float64{}
 	for _, m := range []string{"off", "light", "sampled"} {
@@ -232,18 +305,66 @@ type progSample struct {
 
 // programsTable: each of observe's programs (named tp_*) in the statistics
 // run - events per second, ns per event, share of one CPU - from the two
-// bpftool samples.
+// bpftool samples. The layout of the runs before program sets
+// (bpfprogs-1.json.gz, bpfprogs-2.json.gz).
 func programsTable(d string) (string, error) {
-	var a, b progSample
-	if err := mdtab.ReadJSON(filepath.Join(d, "bpfprogs-1.json.gz"), &a); err != nil {
+	rows, err := programRows(filepath.Join(d, "bpfprogs"), func(id int, name string) bool { return strings.HasPrefix(name, "tp_") })
+	if err != nil {
 		return "", err
 	}
-	if err := mdtab.ReadJSON(filepath.Join(d, "bpfprogs-2.json.gz"), &b); err != nil {
+	return mdtab.Table([]string{"program (light, continuous)", "events/s", "ns per event", "% of one CPU"}, rows), nil
+}
+
+// programSetsTable: the same for each program set P of the run
+// (bpfprogs-P-0,1,2.json.gz). Observe's programs are those that were not
+// loaded in sample 0, taken just before the statistics run started: the
+// set's own names, whatever they are.
+func programSetsTable(d string) (string, error) {
+	files, err := filepath.Glob(filepath.Join(d, "bpfprogs-*-0.json.gz"))
+	if err != nil {
 		return "", err
+	}
+	if len(files) == 0 {
+		return "", fmt.Errorf("no bpfprogs-1.json.gz nor bpfprogs-P-0.json.gz")
+	}
+	sort.Strings(files)
+	var rows [][]string
+	for _, f := range files {
+		set := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "bpfprogs-"), "-0.json.gz")
+		var before progSample
+		if err := mdtab.ReadJSON(f, &before); err != nil {
+			return "", err
+		}
+		loaded := map[int]bool{}
+		for _, p := range before.Progs {
+			loaded[p.ID] = true
+		}
+		r, err := programRows(filepath.Join(d, "bpfprogs-"+set), func(id int, name string) bool { return !loaded[id] })
+		if err != nil {
+			return "", fmt.Errorf("program set %s: %w", set, err)
+		}
+		for _, row := range r {
+			rows = append(rows, append([]string{set}, row...))
+		}
+	}
+	return mdtab.Table([]string{"program set", "program (light, continuous)", "events/s", "ns per event", "% of one CPU"}, rows), nil
+}
+
+// programRows reads PREFIX-1.json.gz and PREFIX-2.json.gz, two bpftool
+// samples under load, and returns a row per program name that ran between
+// them and that ours accepts, then an "all" row: events per second, ns per
+// event, share of one CPU.
+func programRows(prefix string, ours func(id int, name string) bool) ([][]string, error) {
+	var a, b progSample
+	if err := mdtab.ReadJSON(prefix+"-1.json.gz", &a); err != nil {
+		return nil, err
+	}
+	if err := mdtab.ReadJSON(prefix+"-2.json.gz", &b); err != nil {
+		return nil, err
 	}
 	dt := b.Time - a.Time
 	if dt <= 0 {
-		return "", fmt.Errorf("bpfprogs: samples %.3f and %.3f out of order", a.Time, b.Time)
+		return nil, fmt.Errorf("bpfprogs: samples %.3f and %.3f out of order", a.Time, b.Time)
 	}
 	type delta struct{ cnt, ns float64 }
 	before := map[int]delta{}
@@ -254,7 +375,7 @@ func programsTable(d string) (string, error) {
 	var names []string
 	for _, p := range b.Progs {
 		w, ok := before[p.ID]
-		if !ok || !strings.HasPrefix(p.Name, "tp_") || p.RunCnt == w.cnt {
+		if !ok || !ours(p.ID, p.Name) || p.RunCnt == w.cnt {
 			continue
 		}
 		if _, seen := sum[p.Name]; !seen {
@@ -264,7 +385,7 @@ func programsTable(d string) (string, error) {
 		sum[p.Name] = delta{s.cnt + p.RunCnt - w.cnt, s.ns + p.RunTimeNs - w.ns}
 	}
 	if len(names) == 0 {
-		return "", fmt.Errorf("bpfprogs: no tp_* program ran between the samples (kernel.bpf_stats_enabled off?)")
+		return nil, fmt.Errorf("bpfprogs: none of observe's programs ran between the samples (kernel.bpf_stats_enabled off?)")
 	}
 	sort.Strings(names)
 	var rows [][]string
@@ -278,5 +399,5 @@ func programsTable(d string) (string, error) {
 	}
 	rows = append(rows, []string{"all", fmt.Sprintf("%.0f", tot.cnt/dt), fmt.Sprintf("%.0f", tot.ns/tot.cnt),
 		fmt.Sprintf("%.2f%%", tot.ns/dt/1e9*100)})
-	return mdtab.Table([]string{"program (light, continuous)", "events/s", "ns per event", "% of one CPU"}, rows), nil
+	return rows, nil
 }
