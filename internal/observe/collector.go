@@ -20,12 +20,13 @@ import (
 	"github.com/wirespeed/wirespeed/internal/hostfs"
 )
 
-// groSlots is GRO_SLOTS in bpf/observe.h; devSlots and devKinds are
-// DEV_SLOTS and DEV_KINDS.
+// groSlots is GRO_SLOTS in bpf/observe.h; devSlots, devKinds and
+// napiSlots are DEV_SLOTS, DEV_KINDS and NAPI_SLOTS.
 const (
-	groSlots = 256
-	devSlots = 64
-	devKinds = 2
+	groSlots  = 256
+	devSlots  = 64
+	devKinds  = 2
+	napiSlots = 64
 )
 
 // ErrNeedRoot is returned when the kernel refuses to load BPF programs for

@@ -95,6 +95,9 @@ func (s *Session) ReadRaw() (*Raw, error) {
 	if err := s.readDevSlots(r); err != nil {
 		return nil, err
 	}
+	if err := s.readNAPISlots(r); err != nil {
+		return nil, err
+	}
 	var id uint32
 	var nn observeNapiName
 	names := map[uint32]string{}
@@ -200,6 +203,56 @@ func (s *Session) readDevSlots(r *Raw) error {
 		}
 	}
 	return nil
+}
+
+// readNAPISlots adds the raw napi_poll program's counts in napi_fast
+// (bpf/observe.h) to r.NAPI, by napi, device, context and pid.
+func (s *Session) readNAPISlots(r *Raw) error {
+	at := map[string]int{} // napiKey -> index in r.NAPI
+	for i, n := range r.NAPI {
+		at[napiKey(n)] = i
+	}
+	for slot := uint32(0); slot < napiSlots; slot++ {
+		var sv []observebtfNapiSlot
+		if err := s.maps.Maps["napi_fast"].Lookup(slot, &sv); err != nil {
+			return fmt.Errorf("reading napi_fast: %w", err)
+		}
+		for c, v := range sv {
+			if v.Key.Napi == 0 || c >= s.ncpu {
+				continue
+			}
+			n := RawNAPI{Napi: v.Key.Napi, Dev: cstr(v.Key.Dev), Ctx: int(v.Key.Ctx), PID: v.Key.Pid}
+			i, ok := at[napiKey(n)]
+			if !ok {
+				n.PerCPU = make([]NAPIVal, s.ncpu)
+				r.NAPI = append(r.NAPI, n)
+				i = len(r.NAPI) - 1
+				at[napiKey(n)] = i
+			}
+			if len(r.NAPI[i].PerCPU) < s.ncpu {
+				pc := make([]NAPIVal, s.ncpu)
+				copy(pc, r.NAPI[i].PerCPU)
+				r.NAPI[i].PerCPU = pc
+			}
+			addNAPIVal(&r.NAPI[i].PerCPU[c], v.Val)
+		}
+	}
+	return nil
+}
+
+// addNAPIVal adds a slot's counts to a CPU's: sums, the larger maximum, the
+// slot's budget when it saw a poll.
+func addNAPIVal(d *NAPIVal, v observebtfNapiVal) {
+	d.Polls += v.Polls
+	d.Work += v.Work
+	d.Full += v.Full
+	for b := range d.Hist {
+		d.Hist[b] += v.Hist[b]
+	}
+	d.MaxWork = max(d.MaxWork, v.MaxWork)
+	if v.Polls > 0 {
+		d.Budget = v.Budget
+	}
 }
 
 // meta describes a window of wall time d from start, during which the

@@ -78,6 +78,12 @@ type observe32NapiName struct {
 	Dev [16]int8
 }
 
+type observe32NapiSlot struct {
+	_   structs.HostLayout
+	Key observe32NapiKey
+	Val observe32NapiVal
+}
+
 type observe32NapiVal struct {
 	_       structs.HostLayout
 	Polls   uint64
@@ -112,6 +118,7 @@ const (
 	observe32MapIrqNow                 = "irq_now"
 	observe32MapIrqStats               = "irq_stats"
 	observe32MapLost                   = "lost"
+	observe32MapNapiFast               = "napi_fast"
 	observe32MapNapiNames              = "napi_names"
 	observe32MapNapiStats              = "napi_stats"
 	observe32MapRxStats                = "rx_stats"
@@ -196,6 +203,7 @@ type observe32MapSpecs struct {
 	IrqNow       *ebpf.MapSpec `ebpf:"irq_now"`
 	IrqStats     *ebpf.MapSpec `ebpf:"irq_stats"`
 	Lost         *ebpf.MapSpec `ebpf:"lost"`
+	NapiFast     *ebpf.MapSpec `ebpf:"napi_fast"`
 	NapiNames    *ebpf.MapSpec `ebpf:"napi_names"`
 	NapiStats    *ebpf.MapSpec `ebpf:"napi_stats"`
 	RxStats      *ebpf.MapSpec `ebpf:"rx_stats"`
@@ -236,6 +244,7 @@ type observe32Maps struct {
 	IrqNow       *ebpf.Map `ebpf:"irq_now"`
 	IrqStats     *ebpf.Map `ebpf:"irq_stats"`
 	Lost         *ebpf.Map `ebpf:"lost"`
+	NapiFast     *ebpf.Map `ebpf:"napi_fast"`
 	NapiNames    *ebpf.Map `ebpf:"napi_names"`
 	NapiStats    *ebpf.Map `ebpf:"napi_stats"`
 	RxStats      *ebpf.Map `ebpf:"rx_stats"`
@@ -251,6 +260,7 @@ func (m *observe32Maps) Close() error {
 		m.IrqNow,
 		m.IrqStats,
 		m.Lost,
+		m.NapiFast,
 		m.NapiNames,
 		m.NapiStats,
 		m.RxStats,

@@ -78,6 +78,12 @@ type observeNapiName struct {
 	Dev [16]int8
 }
 
+type observeNapiSlot struct {
+	_   structs.HostLayout
+	Key observeNapiKey
+	Val observeNapiVal
+}
+
 type observeNapiVal struct {
 	_       structs.HostLayout
 	Polls   uint64
@@ -112,6 +118,7 @@ const (
 	observeMapIrqNow                 = "irq_now"
 	observeMapIrqStats               = "irq_stats"
 	observeMapLost                   = "lost"
+	observeMapNapiFast               = "napi_fast"
 	observeMapNapiNames              = "napi_names"
 	observeMapNapiStats              = "napi_stats"
 	observeMapRxStats                = "rx_stats"
@@ -196,6 +203,7 @@ type observeMapSpecs struct {
 	IrqNow       *ebpf.MapSpec `ebpf:"irq_now"`
 	IrqStats     *ebpf.MapSpec `ebpf:"irq_stats"`
 	Lost         *ebpf.MapSpec `ebpf:"lost"`
+	NapiFast     *ebpf.MapSpec `ebpf:"napi_fast"`
 	NapiNames    *ebpf.MapSpec `ebpf:"napi_names"`
 	NapiStats    *ebpf.MapSpec `ebpf:"napi_stats"`
 	RxStats      *ebpf.MapSpec `ebpf:"rx_stats"`
@@ -236,6 +244,7 @@ type observeMaps struct {
 	IrqNow       *ebpf.Map `ebpf:"irq_now"`
 	IrqStats     *ebpf.Map `ebpf:"irq_stats"`
 	Lost         *ebpf.Map `ebpf:"lost"`
+	NapiFast     *ebpf.Map `ebpf:"napi_fast"`
 	NapiNames    *ebpf.Map `ebpf:"napi_names"`
 	NapiStats    *ebpf.Map `ebpf:"napi_stats"`
 	RxStats      *ebpf.Map `ebpf:"rx_stats"`
@@ -251,6 +260,7 @@ func (m *observeMaps) Close() error {
 		m.IrqNow,
 		m.IrqStats,
 		m.Lost,
+		m.NapiFast,
 		m.NapiNames,
 		m.NapiStats,
 		m.RxStats,

@@ -78,6 +78,12 @@ type observebtfNapiName struct {
 	Dev [16]int8
 }
 
+type observebtfNapiSlot struct {
+	_   structs.HostLayout
+	Key observebtfNapiKey
+	Val observebtfNapiVal
+}
+
 type observebtfNapiVal struct {
 	_       structs.HostLayout
 	Polls   uint64
@@ -112,6 +118,7 @@ const (
 	observebtfMapIrqNow           = "irq_now"
 	observebtfMapIrqStats         = "irq_stats"
 	observebtfMapLost             = "lost"
+	observebtfMapNapiFast         = "napi_fast"
 	observebtfMapNapiNames        = "napi_names"
 	observebtfMapNapiStats        = "napi_stats"
 	observebtfMapRxStats          = "rx_stats"
@@ -188,6 +195,7 @@ type observebtfMapSpecs struct {
 	IrqNow       *ebpf.MapSpec `ebpf:"irq_now"`
 	IrqStats     *ebpf.MapSpec `ebpf:"irq_stats"`
 	Lost         *ebpf.MapSpec `ebpf:"lost"`
+	NapiFast     *ebpf.MapSpec `ebpf:"napi_fast"`
 	NapiNames    *ebpf.MapSpec `ebpf:"napi_names"`
 	NapiStats    *ebpf.MapSpec `ebpf:"napi_stats"`
 	RxStats      *ebpf.MapSpec `ebpf:"rx_stats"`
@@ -228,6 +236,7 @@ type observebtfMaps struct {
 	IrqNow       *ebpf.Map `ebpf:"irq_now"`
 	IrqStats     *ebpf.Map `ebpf:"irq_stats"`
 	Lost         *ebpf.Map `ebpf:"lost"`
+	NapiFast     *ebpf.Map `ebpf:"napi_fast"`
 	NapiNames    *ebpf.Map `ebpf:"napi_names"`
 	NapiStats    *ebpf.Map `ebpf:"napi_stats"`
 	RxStats      *ebpf.Map `ebpf:"rx_stats"`
@@ -243,6 +252,7 @@ func (m *observebtfMaps) Close() error {
 		m.IrqNow,
 		m.IrqStats,
 		m.Lost,
+		m.NapiFast,
 		m.NapiNames,
 		m.NapiStats,
 		m.RxStats,

@@ -152,6 +152,7 @@ int tp_napi_poll(struct napi_poll_ctx *ctx)
 		return 0;
 	key.napi = ctx->napi;
 	read_name(ctx, ctx->dev_name, key.dev);
+	poll_ctx(&key);
 	count_poll(&key, ctx->work, ctx->budget);
 	return 0;
 }

@@ -164,6 +164,27 @@ struct {
 	__type(value, struct dev_slot);
 } dev_fast SEC(".maps");
 
+/*
+ * The raw napi_poll program counts in a direct-mapped per-CPU array too,
+ * slot = the NAPI's id % NAPI_SLOTS (0 for the per-CPU backlogs, which
+ * have none), claimed by the
+ * first (napi, context, pid) seen in it on this CPU; the device name is
+ * read once, when it claims the slot. Others fall back to napi_stats.
+ */
+#define NAPI_SLOTS	64
+
+struct napi_slot {
+	struct napi_key key;	/* key.napi 0: free */
+	struct napi_val val;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NAPI_SLOTS);
+	__type(key, __u32);
+	__type(value, struct napi_slot);
+} napi_fast SEC(".maps");
+
 /* NAPI id -> device name, written when an id is first seen. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -297,41 +318,29 @@ static __always_inline void add_rx(struct rx_key *key, __u32 len)
 }
 
 /*
- * Counts one napi_poll into napi_stats; the caller has filled in key's
- * napi and dev. The context is softirq when NET_RX's softirq_entry has
- * been seen on this CPU and its exit not yet, else the task (a NAPI
- * thread, busy polling).
+ * Sets key's context: softirq when NET_RX's softirq_entry has been seen on
+ * this CPU and its exit not yet, else the task (a NAPI thread, busy
+ * polling), with its pid.
  */
-static __always_inline void count_poll(struct napi_key *key, __s32 work, __s32 budget)
+static __always_inline void poll_ctx(struct napi_key *key)
 {
-	struct napi_val *v;
-	__u32 bin;
-
 	if (have_softirq) {
 		__u32 vec = NET_RX_VEC;
 		struct time_val *t = bpf_map_lookup_elem(&softirq_stats, &vec);
 
 		if (t && t->start) {
 			key->ctx = POLL_CTX_SOFTIRQ;
-		} else {
-			key->ctx = POLL_CTX_TASK;
-			key->pid = (__u32)bpf_get_current_pid_tgid();
-		}
-	} else {
-		key->pid = (__u32)bpf_get_current_pid_tgid();
-	}
-
-	v = bpf_map_lookup_elem(&napi_stats, key);
-	if (!v) {
-		struct napi_val zero = {};
-
-		bpf_map_update_elem(&napi_stats, key, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&napi_stats, key);
-		if (!v) {
-			count_lost(0);
 			return;
 		}
+		key->ctx = POLL_CTX_TASK;
 	}
+	key->pid = (__u32)bpf_get_current_pid_tgid();
+}
+
+static __always_inline void add_poll(struct napi_val *v, __s32 work, __s32 budget)
+{
+	__u32 bin;
+
 	v->polls++;
 	if (work > 0)
 		v->work += work;
@@ -345,6 +354,27 @@ static __always_inline void count_poll(struct napi_key *key, __s32 work, __s32 b
 	asm volatile("" : "+r"(bin));
 	if (bin < HIST_BINS)
 		v->hist[bin]++;
+}
+
+/*
+ * Counts one napi_poll into napi_stats; the caller has filled in key's
+ * napi, dev and context (poll_ctx).
+ */
+static __always_inline void count_poll(struct napi_key *key, __s32 work, __s32 budget)
+{
+	struct napi_val *v = bpf_map_lookup_elem(&napi_stats, key);
+
+	if (!v) {
+		struct napi_val zero = {};
+
+		bpf_map_update_elem(&napi_stats, key, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&napi_stats, key);
+		if (!v) {
+			count_lost(0);
+			return;
+		}
+	}
+	add_poll(v, work, budget);
 }
 
 static __always_inline void softirq_entry(__u32 vec)

@@ -50,6 +50,7 @@ struct sk_buff {
 
 struct napi_struct {
 	struct net_device *dev;
+	unsigned int napi_id;
 } __attribute__((preserve_access_index));
 
 static __always_inline void dev_name(struct net_device *dev, char *name)
@@ -133,11 +134,29 @@ SEC("tp_btf/napi_poll")
 int BPF_PROG(btf_napi_poll, struct napi_struct *napi, int work, int budget)
 {
 	struct napi_key key = {};
+	struct napi_slot *s;
+	__u32 slot;
 
 	if (!counting())
 		return 0;
 	key.napi = (__u64)napi;
+	poll_ctx(&key);
+	/* The address is a pointer to the verifier: no arithmetic on it. */
+	slot = 0;
+	if (bpf_core_field_exists(napi->napi_id))
+		slot = napi->napi_id % NAPI_SLOTS;
+	s = bpf_map_lookup_elem(&napi_fast, &slot);
+	if (s && s->key.napi == key.napi && s->key.ctx == key.ctx && s->key.pid == key.pid) {
+		add_poll(&s->val, work, budget);
+		return 0;
+	}
 	dev_name(napi->dev, key.dev);
+	if (s && !s->key.napi) {
+		__builtin_memset(&s->val, 0, sizeof(s->val));
+		s->key = key;
+		add_poll(&s->val, work, budget);
+		return 0;
+	}
 	count_poll(&key, work, budget);
 	return 0;
 }
