@@ -24,13 +24,13 @@ type LoadSummary struct {
 
 // CPULoad is one CPU's share of time (percent) and softirq rates.
 type CPULoad struct {
-	CPU       int     `json:"cpu"`
-	UserPct   float64 `json:"user_pct"` // user + nice
-	SysPct    float64 `json:"sys_pct"`
-	IRQPct    float64 `json:"irq_pct"`
-	SoftPct   float64 `json:"softirq_pct"`
-	IdlePct   float64 `json:"idle_pct"` // idle + iowait
-	StealPct  float64 `json:"steal_pct,omitempty"`
+	CPU      int     `json:"cpu"`
+	UserPct  float64 `json:"user_pct"` // user + nice
+	SysPct   float64 `json:"sys_pct"`
+	IRQPct   float64 `json:"irq_pct"`
+	SoftPct  float64 `json:"softirq_pct"`
+	IdlePct  float64 `json:"idle_pct"` // idle + iowait
+	StealPct float64 `json:"steal_pct,omitempty"`
 	// BusyPct is what was neither idle, iowait nor steal; the four
 	// shares above split it by /proc/stat's ticks (see cpuShares) and
 	// are all 0 when no tick fell on busy time.
