@@ -39,7 +39,10 @@ missing from the kernel or with an unexpected record layout are skipped
 and reported. Nothing stays attached after exit.
 
 --programs auto (default) attaches to the raw tracepoints (tp_btf) where
-the kernel has BTF (/sys/kernel/btf/vmlinux): the programs then get the
+the kernel has BTF (/sys/kernel/btf/vmlinux) and --sample is 100%; sampled,
+to the classic ones, whose perf events stay open between windows (a raw
+one would register its probe again every window, patching kernel text
+each time). Raw programs get the
 tracepoint's arguments directly and the kernel builds no trace record per
 event, which costs a fraction of a classic tracepoint on the per-packet
 events; napi_gro_receive_entry, netif_receive_skb_entry/_list_entry and

@@ -61,11 +61,12 @@ type Options struct {
 	Period time.Duration
 
 	// Programs picks the BPF programs: ProgramsAuto ("" too) runs the
-	// raw BTF tracepoint programs (bpf/observe_btf.c) where the kernel
-	// has BTF and the classic ones elsewhere, event by event where a BTF
-	// one does not load; ProgramsBTF insists on them (an event whose BTF
-	// program does not load is reported failed); ProgramsClassic runs the
-	// classic tracepoint programs only.
+	// raw BTF tracepoint programs (bpf/observe_btf.c) when attached
+	// throughout and the kernel has BTF, and the classic ones elsewhere,
+	// event by event where a BTF one does not load; sampled, it runs the
+	// classic ones (see useRaw). ProgramsBTF insists on the raw ones (an
+	// event whose BTF program does not load is reported failed);
+	// ProgramsClassic runs the classic tracepoint programs only.
 	Programs string
 
 	events     []event                    // tests: replaces the event table
@@ -362,13 +363,25 @@ func (s *Session) selectEvents(tracefs string, evs []event, specs [3]*ebpf.Colle
 }
 
 // useRaw tells whether to try the raw BTF tracepoint programs: asked for,
-// or by default when the running kernel has BTF.
+// or by default when attached throughout and the running kernel has BTF.
+// Sampled, the default is the classic programs: a raw program has no perf
+// event to keep between windows, so each window registers and unregisters
+// its probe, which patches kernel text (the tracepoint's static key and
+// static call) twice per tracepoint per period, with IPIs to every CPU -
+// and in the QEMU lab under multi-threaded TCG text patching under load is
+// what crashes guests (internal/lab/vm's ws_pin_tracepoints). The classic
+// programs link to perf events kept for the session and patch nothing; at
+// 10% attached their dearer events cost about what raw ones plus the
+// patching would.
 func (s *Session) useRaw() bool {
 	switch s.opts.Programs {
 	case ProgramsClassic:
 		return false
 	case ProgramsBTF:
 		return true
+	}
+	if s.sampling {
+		return false
 	}
 	_, err := os.Stat(vmlinuxBTF)
 	return err == nil

@@ -152,6 +152,20 @@ func TestRawProgramsFallBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Sampled, auto picks the classic programs, whose perf events stay
+	// open between windows; btf still links raw ones every window.
+	for programs, raw := range map[string]bool{ProgramsAuto: false, ProgramsBTF: true} {
+		s, err := Start(context.Background(), Options{Light: true, Sample: 0.5, Programs: programs})
+		if err != nil {
+			t.Fatalf("sampled %s: %v", programs, err)
+		}
+		for _, e := range s.Events() {
+			if e.Event == "napi:napi_poll" && (e.Detail == RawDetail) != raw {
+				t.Errorf("sampled %s: napi_poll attached as %q", programs, e.Detail)
+			}
+		}
+		s.Close()
+	}
 	if _, err := Start(context.Background(), Options{Programs: "fast"}); err == nil || !strings.Contains(err.Error(), "want auto, btf") {
 		t.Errorf("bad programs choice: %v", err)
 	}

@@ -120,8 +120,12 @@ ws_counters() {
 # started while the guest is idle, holds the perf probes of all those
 # tracepoints for the whole session: the benches' own attaches then only
 # raise a reference count and patch nothing. It also records the session.
+# Classic programs, which is what holds perf probes: a raw (tp_btf) one
+# would be a probe of its own, and the benches' sampled observers, classic
+# too, would turn the tracepoint's static call into the iterator (a patch)
+# when their perf probe joined it.
 ws_pin_tracepoints() {
-  /usr/bin/wirespeed observe --duration 3600 --json > /results/observe-session.json 2> /results/observe-session.err &
+  /usr/bin/wirespeed observe --programs classic --duration 3600 --json > /results/observe-session.json 2> /results/observe-session.err &
   WS_OBS=$!
   sleep 4
   if kill -0 $WS_OBS 2>/dev/null; then
