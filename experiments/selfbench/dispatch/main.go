@@ -6,7 +6,8 @@
 // program (r0 = 0; exit) to task:task_rename either way and times a tight
 // loop of prctl(PR_SET_NAME) calls, which fire it, against the same loop
 // with nothing attached, in rounds with the three modes interleaved and
-// rotated. (Not a syscall tracepoint: enabling those moves every system
+// rotated; and the perf event of sampled observe's gaps, open with no
+// program. (Not a syscall tracepoint: enabling those moves every system
 // call onto the slow entry path, a cost of its own.)
 //
 //	go run ./experiments/selfbench/dispatch [-rounds 10] [-calls 2000000] [-o FILE]
@@ -21,9 +22,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -43,7 +47,11 @@ type result struct {
 	NsCall map[string][]float64 `json:"ns_per_call"` // per mode, per round
 }
 
-var modes = []string{"none", "classic", "raw"}
+// modes: nothing attached; the classic program; the raw one; and what
+// sampled observation leaves between windows - the tracepoint's perf
+// event open (disabled) with no program linked, so its probe stays
+// registered and returns at once.
+var modes = []string{"none", "classic", "raw", "perf-idle"}
 
 func main() {
 	rounds := flag.Int("rounds", 10, "rounds (each times every mode once)")
@@ -76,12 +84,13 @@ func run(rounds, calls int, out string) error {
 		return fmt.Errorf("loading the raw program (needs kernel BTF): %w", err)
 	}
 	defer raw.Close()
-	attach := map[string]func() (link.Link, error){
-		"none":    func() (link.Link, error) { return nil, nil },
-		"classic": func() (link.Link, error) { return link.Tracepoint("task", "task_rename", classic, nil) },
-		"raw": func() (link.Link, error) {
+	attach := map[string]func() (io.Closer, error){
+		"none":    func() (io.Closer, error) { return nil, nil },
+		"classic": func() (io.Closer, error) { return link.Tracepoint("task", "task_rename", classic, nil) },
+		"raw": func() (io.Closer, error) {
 			return link.AttachTracing(link.TracingOptions{Program: raw, AttachType: ebpf.AttachTraceRawTp})
 		},
+		"perf-idle": openIdlePerfEvent,
 	}
 	var uts unix.Utsname
 	unix.Uname(&uts)
@@ -89,7 +98,7 @@ func run(rounds, calls int, out string) error {
 		Calls: calls, Rounds: rounds, NsCall: map[string][]float64{}}
 	runtime.LockOSThread()
 	for r := 0; r < rounds; r++ {
-		order := append(append([]string(nil), modes[r%3:]...), modes[:r%3]...)
+		order := append(append([]string(nil), modes[r%len(modes):]...), modes[:r%len(modes)]...)
 		res.Order = append(res.Order, order)
 		for _, m := range order {
 			l, err := attach[m]()
@@ -127,6 +136,31 @@ func run(rounds, calls int, out string) error {
 	}
 	return os.WriteFile(out, b, 0o644)
 }
+
+// openIdlePerfEvent opens task_rename's perf event disabled, as sampled
+// observe keeps it between windows; closing the returned link closes it.
+func openIdlePerfEvent() (io.Closer, error) {
+	b, err := os.ReadFile("/sys/kernel/tracing/events/task/task_rename/id")
+	if err != nil {
+		return nil, err
+	}
+	id, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	attr := unix.PerfEventAttr{Type: unix.PERF_TYPE_TRACEPOINT, Config: id, Sample_type: unix.PERF_SAMPLE_RAW,
+		Sample: 1, Wakeup: 1, Bits: unix.PerfBitDisabled}
+	fd, err := unix.PerfEventOpen(&attr, -1, 0, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("perf_event_open: %w", err)
+	}
+	return fdCloser(fd), nil
+}
+
+// fdCloser closes a file descriptor.
+type fdCloser int
+
+func (f fdCloser) Close() error { return unix.Close(int(f)) }
 
 var name = []byte("ws-dispatch\x00")
 
