@@ -80,6 +80,7 @@ func TestSmokeArm64PiUSBNIC(t *testing.T) {
 	if f["dut_driver"] != "cdc_ether" {
 		t.Fatalf("device under test: %q driver %q, want cdc_ether (usb-net on the DWC2)", f["dut_if"], f["dut_driver"])
 	}
+	checkRawPrograms(t, out)
 	// observe's eBPF ran on the arm64 kernel and classified the device
 	if got := out.RXPaths[f["dut_if"]]; got != "netif_rx backlog (no NAPI, no GRO)" {
 		t.Errorf("observe's RX path of %s = %q (all: %v)", f["dut_if"], got, out.RXPaths)

@@ -125,6 +125,11 @@ ws_counters() {
 # too, would turn the tracepoint's static call into the iterator (a patch)
 # when their perf probe joined it.
 ws_pin_tracepoints() {
+  # First, while idle (raw probes patch kernel text as they come and go):
+  # whether observe's raw BTF tracepoint programs load on this kernel -
+  # the light events that have one, attached raw in a 1 s continuous run.
+  /usr/bin/wirespeed observe --programs auto --light --duration 1 --json > /results/observe-raw.json 2> /results/observe-raw.err
+  echo "raw_programs=$(grep -c '"detail": "raw tracepoint (tp_btf)"' /results/observe-raw.json)" >> /results/facts.txt
   /usr/bin/wirespeed observe --programs classic --duration 3600 --json > /results/observe-session.json 2> /results/observe-session.err &
   WS_OBS=$!
   sleep 4

@@ -111,6 +111,24 @@ func assertNothingLeft(t *testing.T) {
 	}
 }
 
+// lightRawEvents is how many of observe's light events have a raw BTF
+// tracepoint program (softirq_entry/exit, napi_poll, netif_receive_skb,
+// netif_rx, irq_handler_entry/exit: internal/observe's event table).
+const lightRawEvents = 7
+
+// checkRawPrograms asserts the guest's Debian kernel, which has BTF, loaded
+// every raw program of observe's light mode (ws_pin_tracepoints' 1 s run):
+// the CO-RE relocations and attach points resolve on it.
+func checkRawPrograms(t *testing.T, out *Outcome) {
+	t.Helper()
+	if got := out.Facts["raw_programs"]; got != strconv.Itoa(lightRawEvents) {
+		t.Errorf("kernel %s: %q of %d raw programs attached; observe said:\n%s\n%s",
+			out.Facts["kernel"], got, lightRawEvents,
+			tailFile(filepath.Join(out.OutDir, "observe-raw.json"), 40),
+			tailFile(filepath.Join(out.OutDir, "observe-raw.err"), 5))
+	}
+}
+
 // checkTraffic asserts traffic went through the usbnet driver both ways,
 // observe classified its RX path, and the results read as bench results.
 func checkTraffic(t *testing.T, out *Outcome, driver string) {
@@ -133,6 +151,7 @@ func checkTraffic(t *testing.T, out *Outcome, driver string) {
 	if d := delta("receive", "rx_bytes"); d < 1e6 {
 		t.Errorf("receive: %s received %.0f bytes, want > 1 MB", f["dut_if"], d)
 	}
+	checkRawPrograms(t, out)
 	// usbnet hands packets up with netif_rx(): no NAPI, no GRO (6.12).
 	if got, want := out.RXPaths[f["dut_if"]], "netif_rx backlog (no NAPI, no GRO)"; got != want {
 		t.Errorf("observe's RX path class of %s = %q, want %q (all: %v)", f["dut_if"], got, want, out.RXPaths)
