@@ -62,37 +62,19 @@ func (s *Session) ReadRaw() (*Raw, error) {
 		return nil, fmt.Errorf("reading rx_stats: %w", err)
 	}
 	// The per-segment GRO counts kept in the direct-mapped array.
-	fast := map[uint32]int{} // napi id -> index in r.RX
-	for i := range r.RX {
-		if x := r.RX[i]; x.Kind == RXGro && x.Dev == "" && x.NapiID != 0 {
-			fast[x.NapiID] = i
-		}
-	}
+	rx := newRXIndex(r, s.ncpu)
 	for slot := uint32(0); slot < groSlots; slot++ {
 		var gv []observeGroSlot
 		if err := m["gro_fast"].Lookup(slot, &gv); err != nil {
 			return nil, fmt.Errorf("reading gro_fast: %w", err)
 		}
 		for c, v := range gv {
-			if v.NapiId == 0 || c >= s.ncpu {
-				continue
+			if v.NapiId != 0 && c < s.ncpu {
+				rx.add(RawRX{NapiID: v.NapiId, Kind: RXGro}, c, v.Count, v.Bytes)
 			}
-			i, ok := fast[v.NapiId]
-			if !ok {
-				r.RX = append(r.RX, RawRX{NapiID: v.NapiId, Kind: RXGro, PerCPU: make([]CountVal, s.ncpu)})
-				i = len(r.RX) - 1
-				fast[v.NapiId] = i
-			}
-			if len(r.RX[i].PerCPU) < s.ncpu {
-				pc := make([]CountVal, s.ncpu)
-				copy(pc, r.RX[i].PerCPU)
-				r.RX[i].PerCPU = pc
-			}
-			r.RX[i].PerCPU[c].Count += v.Count
-			r.RX[i].PerCPU[c].Bytes += v.Bytes
 		}
 	}
-	if err := s.readDevSlots(r); err != nil {
+	if err := s.readDevSlots(rx); err != nil {
 		return nil, err
 	}
 	if err := s.readNAPISlots(r); err != nil {
@@ -167,39 +149,57 @@ func (s *Session) ReadRaw() (*Raw, error) {
 	return r, nil
 }
 
+// rxIndex adds the per-CPU counts of the slot arrays to r.RX: to the entry
+// with the same rxKey the hash maps gave, or to a new one.
+type rxIndex struct {
+	r    *Raw
+	at   map[string]int // rxKey -> index in r.RX
+	ncpu int
+}
+
+func newRXIndex(r *Raw, ncpu int) *rxIndex {
+	x := &rxIndex{r: r, at: map[string]int{}, ncpu: ncpu}
+	for i, e := range r.RX {
+		x.at[rxKey(e)] = i
+	}
+	return x
+}
+
+func (x *rxIndex) add(e RawRX, cpu int, count, bytes uint64) {
+	i, ok := x.at[rxKey(e)]
+	if !ok {
+		x.r.RX = append(x.r.RX, e)
+		i = len(x.r.RX) - 1
+		x.at[rxKey(e)] = i
+	}
+	pc := perCPU(x.r.RX[i].PerCPU, x.ncpu)
+	pc[cpu].Count += count
+	pc[cpu].Bytes += bytes
+	x.r.RX[i].PerCPU = pc
+}
+
+// perCPU is pc with room for n CPUs.
+func perCPU[T any](pc []T, n int) []T {
+	if len(pc) >= n {
+		return pc
+	}
+	out := make([]T, n)
+	copy(out, pc)
+	return out
+}
+
 // readDevSlots adds the raw BTF programs' per-device counts in dev_fast
 // (bpf/observe.h) to r.RX, by device name and kind.
-func (s *Session) readDevSlots(r *Raw) error {
-	at := map[string]int{} // name/kind -> index in r.RX
-	for i, x := range r.RX {
-		if x.NapiID == 0 {
-			at[rxKey(x)] = i
-		}
-	}
+func (s *Session) readDevSlots(rx *rxIndex) error {
 	for slot := uint32(0); slot < devSlots*devKinds; slot++ {
 		var dv []observebtfDevSlot
 		if err := s.maps.Maps["dev_fast"].Lookup(slot, &dv); err != nil {
 			return fmt.Errorf("reading dev_fast: %w", err)
 		}
 		for c, v := range dv {
-			if v.DevPtr == 0 || c >= s.ncpu {
-				continue
+			if v.DevPtr != 0 && c < s.ncpu {
+				rx.add(RawRX{Dev: cstr(v.Dev), Kind: int(v.Kind)}, c, v.Count, v.Bytes)
 			}
-			x := RawRX{Dev: cstr(v.Dev), Kind: int(v.Kind)}
-			i, ok := at[rxKey(x)]
-			if !ok {
-				x.PerCPU = make([]CountVal, s.ncpu)
-				r.RX = append(r.RX, x)
-				i = len(r.RX) - 1
-				at[rxKey(x)] = i
-			}
-			if len(r.RX[i].PerCPU) < s.ncpu {
-				pc := make([]CountVal, s.ncpu)
-				copy(pc, r.RX[i].PerCPU)
-				r.RX[i].PerCPU = pc
-			}
-			r.RX[i].PerCPU[c].Count += v.Count
-			r.RX[i].PerCPU[c].Bytes += v.Bytes
 		}
 	}
 	return nil
@@ -224,16 +224,11 @@ func (s *Session) readNAPISlots(r *Raw) error {
 			n := RawNAPI{Napi: v.Key.Napi, Dev: cstr(v.Key.Dev), Ctx: int(v.Key.Ctx), PID: v.Key.Pid}
 			i, ok := at[napiKey(n)]
 			if !ok {
-				n.PerCPU = make([]NAPIVal, s.ncpu)
 				r.NAPI = append(r.NAPI, n)
 				i = len(r.NAPI) - 1
 				at[napiKey(n)] = i
 			}
-			if len(r.NAPI[i].PerCPU) < s.ncpu {
-				pc := make([]NAPIVal, s.ncpu)
-				copy(pc, r.NAPI[i].PerCPU)
-				r.NAPI[i].PerCPU = pc
-			}
+			r.NAPI[i].PerCPU = perCPU(r.NAPI[i].PerCPU, s.ncpu)
 			addNAPIVal(&r.NAPI[i].PerCPU[c], v.Val)
 		}
 	}
