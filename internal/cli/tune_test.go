@@ -197,3 +197,31 @@ func TestTuneHelpHidesInternalFlag(t *testing.T) {
 		t.Errorf("the internal flag no longer parses: %s", stderr.String())
 	}
 }
+
+// TestTuneRevertRefusesForeignTargets: 'tune revert --all' and 'tune status'
+// on a hand-edited journal that names a file outside tune's targets refuse
+// it and leave the file as it was (a canary stands in for /etc/passwd).
+func TestTuneRevertRefusesForeignTargets(t *testing.T) {
+	canary := filepath.Join(t.TempDir(), "passwd")
+	if err := os.WriteFile(canary, []byte("root:x:0:0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	here, _ := os.Readlink("/proc/self/ns/net")
+	for _, target := range []string{canary, "/sys/../" + canary, "/sys/class/net/lo/../../.." + canary} {
+		state := t.TempDir()
+		j := fmt.Sprintf(`{"version":2,"entries":[{"seq":1,"action":{"id":"evil","kind":"sysfs","device":"lo","target":%q,"value":"1"},"old":"owned\n","state":"applied","netns":%q,"time":"2026-11-25T00:00:00Z"}]}`, target, here)
+		if err := os.WriteFile(filepath.Join(state, "tune-journal.json"), []byte(j), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"tune", "revert", "--all"}, {"tune", "status"}} {
+			var stdout, stderr bytes.Buffer
+			code := Main(context.Background(), append(args, "--state-dir", state), &stdout, &stderr)
+			if code == ExitOK || !strings.Contains(stderr.String(), "not a change wirespeed makes") {
+				t.Errorf("%v on a journal naming %s: exit %d\n%s%s", args, target, code, stdout.String(), stderr.String())
+			}
+		}
+		if b, _ := os.ReadFile(canary); string(b) != "root:x:0:0\n" {
+			t.Fatalf("the canary named by the journal was overwritten: %q", b)
+		}
+	}
+}

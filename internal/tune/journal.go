@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,8 +17,16 @@ import (
 )
 
 // JournalVersion is the layout of the journal this build writes. A journal
-// with a higher version is refused, never rewritten.
-const JournalVersion = 1
+// with a higher version is refused, never rewritten. Version 2 added the
+// host an entry was made on; version 1 journals are still read.
+const JournalVersion = 2
+
+// maxJournalSize bounds the journal read into memory: thousands of
+// entries fit in far less.
+const maxJournalSize = 8 << 20
+
+// maxOld bounds a recorded old value (a sysfs line, a qdisc's state).
+const maxOld = 64 << 10
 
 // DefaultDir is where the journal and its lock live on a real host.
 const DefaultDir = "/var/lib/wirespeed"
@@ -63,6 +72,9 @@ type Entry struct {
 	// Netns is the network namespace the change was made in
 	// ("net:[4026531840]"); revert refuses to run from another one.
 	Netns string `json:"netns"`
+	// Host is the machine the change was made on (/etc/machine-id, else
+	// the host name); revert and status refuse an entry of another host.
+	Host string `json:"host,omitempty"`
 	// Ifindex and MAC identify Device when it was touched, so revert can
 	// tell a re-plugged device (same name, new ifindex) from the same one.
 	Ifindex int    `json:"ifindex,omitempty"`
@@ -135,6 +147,14 @@ func ParseJournal(b []byte, path string) (*Journal, error) {
 		if _, ok := knobs[e.Action.Kind]; !ok {
 			return nil, &JournalError{path, fmt.Sprintf("entry %d has an unknown kind %q", i, e.Action.Kind), recoverHint}
 		}
+		// A journal decides what revert writes: it is held to the same
+		// targets as apply, so no edit of it can point a write elsewhere.
+		if err := Check(e.Action); err != nil {
+			return nil, &JournalError{path, fmt.Sprintf("entry %d is not a change wirespeed makes (%v)", i, err), recoverHint}
+		}
+		if len(e.Old) > maxOld || strings.ContainsRune(e.Old, 0) {
+			return nil, &JournalError{path, fmt.Sprintf("entry %d has an old value wirespeed cannot have read (%d bytes or a NUL)", i, len(e.Old)), recoverHint}
+		}
 	}
 	return &j, nil
 }
@@ -154,8 +174,11 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("state directory %s: %w", dir, err)
 	}
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
 	lp := filepath.Join(dir, lockName)
-	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o644)
+	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock file: %w", err)
 	}
@@ -181,14 +204,68 @@ func Open(dir string) (*Store, error) {
 // missing journal is an empty one.
 func Load(dir string) (*Journal, error) {
 	p := filepath.Join(dir, journalName)
-	b, err := os.ReadFile(p)
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return &Journal{Version: JournalVersion, Entries: []Entry{}}, nil
+	}
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	b, err := readJournal(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return &Journal{Version: JournalVersion, Entries: []Entry{}}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
+		return nil, err
 	}
 	return ParseJournal(b, p)
+}
+
+// checkDir refuses a state directory that is not a directory of this user
+// that only it can write.
+func checkDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("state directory %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("state directory %s is not a directory", dir)
+	}
+	return checkStateFile("state directory "+dir, fi)
+}
+
+// readJournal reads the journal only if it is a regular file of this user,
+// not a link, writable by it alone and of a sane size; it never blocks on
+// a FIFO or a device.
+func readJournal(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, &JournalError{p, "is a symbolic link", "the journal must be a regular file wirespeed wrote; move the link aside"}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &JournalError{p, "is not a regular file (" + fi.Mode().Type().String() + ")", "the journal must be a regular file wirespeed wrote; move it aside"}
+	}
+	if err := checkStateFile("journal "+p, fi); err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxJournalSize {
+		return nil, &JournalError{p, fmt.Sprintf("is %d bytes, more than any journal wirespeed writes (%d)", fi.Size(), maxJournalSize), "check what it is; move it aside to start a new journal"}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxJournalSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if len(b) > maxJournalSize {
+		return nil, &JournalError{p, "grew past the size limit while being read", "move it aside to start a new journal"}
+	}
+	return b, nil
 }
 
 // Path is the journal file.
@@ -207,7 +284,8 @@ func (s *Store) Save() error {
 	}
 	b = append(b, '\n')
 	tmp := s.Path() + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_CLOEXEC, 0o644)
+	_ = os.Remove(tmp) // never write through a link left in its place
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}

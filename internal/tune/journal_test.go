@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/doctor"
 )
 
 func TestJournalRefusesCorruptAndNewer(t *testing.T) {
@@ -86,6 +88,17 @@ func FuzzParseJournal(f *testing.F) {
 	f.Add([]byte(`{"version":1,"entries":[]}`))
 	f.Add([]byte(`{"version":1,"entries":[{"seq":1,"action":{"id":"a","kind":"sysfs","target":"/sys/x","value":"1","command":""},"old":"0\n","state":"applied","netns":"net:[1]","time":"t"}]}`))
 	f.Add([]byte(`{"version":2}`))
+	for _, a := range []string{
+		`{"id":"a","kind":"sysfs","device":"eth0","target":"/sys/class/net/eth0/queues/rx-0/rps_cpus","value":"3"}`,
+		`{"id":"a","kind":"sysfs","device":"eth0","target":"/sys/class/net/eth0/../../../etc/passwd","value":"3"}`,
+		`{"id":"a","kind":"sysfs","target":"/sys/kernel/mm/ksm/pages_to_scan","value":"3"}`,
+		`{"id":"a","kind":"sysctl","target":"kernel.hostname","value":"x"}`,
+		`{"id":"a","kind":"sysctl","target":"net.core.netdev_budget","value":"600"}`,
+		`{"id":"a","kind":"governor","target":"0-1","value":"performance"}`,
+		`{"id":"a","kind":"irq-affinity","target":"42","value":"1"}`,
+	} {
+		f.Add([]byte(`{"version":2,"entries":[{"seq":1,"action":` + a + `,"old":"0\n","state":"applied","netns":"net:[1]","host":"machine-id:x","time":"t"}]}`))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		j, err := ParseJournal(b, "j")
 		if err != nil {
@@ -102,8 +115,36 @@ func FuzzParseJournal(f *testing.F) {
 			if _, ok := knobs[e.Action.Kind]; !ok {
 				t.Fatalf("accepted kind %q", e.Action.Kind)
 			}
+			if where := outsideTargets(e.Action); where != "" {
+				t.Fatalf("accepted an entry that writes %s: %+v", where, e.Action)
+			}
 		}
 	})
+}
+
+// outsideTargets says, independently of the knobs' own checks, where an
+// action would write if that is outside what tune may change ("" if not).
+func outsideTargets(a doctor.Action) string {
+	bad := func(s string) bool { return strings.Contains(s, "..") || strings.ContainsAny(s, "\x00\n") }
+	switch a.Kind {
+	case doctor.KindSysfs:
+		if bad(a.Target) || (!strings.HasPrefix(a.Target, "/sys/class/net/"+a.Device+"/") || a.Device == "" || strings.Contains(a.Device, "/")) &&
+			!strings.HasPrefix(a.Target, "/sys/devices/system/cpu/cpu") {
+			return a.Target
+		}
+	case doctor.KindSysctl:
+		if bad(a.Target) || !strings.HasPrefix(a.Target, "net.") || strings.Contains(a.Target, "/") {
+			return a.Target
+		}
+	case doctor.KindIRQAffinity, doctor.KindGovernor, doctor.KindNAPI:
+		if bad(a.Target) || strings.Contains(a.Target, "/") {
+			return a.Target
+		}
+	}
+	if bad(a.Device) || strings.Contains(a.Device, "/") || strings.HasPrefix(a.Device, "-") {
+		return "device " + a.Device
+	}
+	return ""
 }
 
 func FuzzParseFeature(f *testing.F) {

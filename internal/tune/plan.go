@@ -9,7 +9,10 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/wirespeed/wirespeed/internal/doctor"
+	"github.com/wirespeed/wirespeed/internal/inputfile"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
@@ -40,7 +43,11 @@ func actionsFileErrorf(format string, a ...any) error {
 // LoadActions reads an --actions file: a doctor report (its actions, then
 // its findings' fixes' actions), {"actions": [...]}, or a JSON list.
 func LoadActions(path string) ([]doctor.Action, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read(path, "--actions", inputfile.ActionsLimit)
+	var ie *inputfile.Error
+	if errors.As(err, &ie) {
+		return nil, actionsFileErrorf("%v; nothing was done", ie)
+	}
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -71,11 +78,17 @@ func LoadActions(path string) ([]doctor.Action, error) {
 		return nil, actionsFileErrorf("--actions %s has neither \"findings\" nor \"actions\": %s; nothing was done", path, want)
 	}
 	var obj struct {
+		Host     string           `json:"host"`
+		Kernel   string           `json:"kernel"`
+		Source   doctor.Source    `json:"source"`
 		Findings []doctor.Finding `json:"findings"`
 		Actions  []doctor.Action  `json:"actions"`
 	}
 	if err := json.Unmarshal(b, &obj); err != nil {
 		return nil, actionsFileErrorf("--actions %s: %s: %v", path, want, err)
+	}
+	if err := sameHost(path, obj.Host, obj.Kernel); err != nil {
+		return nil, err
 	}
 	list = obj.Actions
 	for _, f := range obj.Findings {
@@ -84,6 +97,22 @@ func LoadActions(path string) ([]doctor.Action, error) {
 		}
 	}
 	return list, nil
+}
+
+// sameHost refuses a doctor report made on another host or kernel: its
+// devices, IRQ numbers and CPU lists are that host's.
+func sameHost(path, host, kernel string) error {
+	here, _ := os.Hostname()
+	if host != "" && here != "" && host != here {
+		return actionsFileErrorf("--actions %s is doctor's report of host %q, this is %q: its devices, IRQs and CPUs are that host's; run 'wirespeed doctor --json' here (or apply the report on %s); nothing was done", path, host, here, host)
+	}
+	var u unix.Utsname
+	if kernel != "" && unix.Uname(&u) == nil {
+		if rel := unix.ByteSliceToString(u.Release[:]); rel != kernel {
+			return actionsFileErrorf("--actions %s was diagnosed on kernel %s, this host runs %s: IRQ numbers and NAPI ids change with the kernel; run 'wirespeed doctor --json' again; nothing was done", path, kernel, rel)
+		}
+	}
+	return nil
 }
 
 // PlanActions returns the actions to try, in order: doctor's for this host

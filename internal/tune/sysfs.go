@@ -3,7 +3,6 @@ package tune
 import (
 	"context"
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
@@ -17,15 +16,11 @@ type sysfsKnob struct{}
 func init() { registerKnob(doctor.KindSysfs, sysfsKnob{}) }
 
 func (sysfsKnob) check(a doctor.Action) error {
-	if !strings.HasPrefix(a.Target, "/sys/") || path.Clean(a.Target) != a.Target {
-		return fmt.Errorf("sysfs target %q: want a clean absolute path below /sys", a.Target)
+	if err := checkSysfsTarget(a.Target, a.Device); err != nil {
+		return err
 	}
 	if a.Value == "" || strings.ContainsAny(a.Value, "\n\x00") {
 		return fmt.Errorf("sysfs value %q: want one line", a.Value)
-	}
-	if a.Device != "" && strings.HasPrefix(a.Target, "/sys/class/net/") &&
-		!strings.HasPrefix(a.Target, "/sys/class/net/"+a.Device+"/") {
-		return fmt.Errorf("sysfs target %s is not a file of device %s", a.Target, a.Device)
 	}
 	return nil
 }

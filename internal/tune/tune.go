@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,8 +47,31 @@ func (s *System) path(p string) string {
 	return filepath.Join(s.Root, p)
 }
 
+// maxKernelFile bounds what tune reads of a kernel file.
+const maxKernelFile = 64 << 10
+
+// kernelPath is p below s.Root, refused unless it resolves into the
+// kernel's own trees (/sys, /proc) there: the last line of defence behind
+// each kind's check.
+func (s *System) kernelPath(p string) (string, error) {
+	full := s.path(p)
+	if err := containedIn(full, s.path("/sys"), s.path("/proc")); err != nil {
+		return "", err
+	}
+	return full, nil
+}
+
 func (s *System) readFile(p string) (string, error) {
-	b, err := os.ReadFile(s.path(p))
+	full, err := s.kernelPath(p)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(full, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxKernelFile))
 	if err != nil {
 		return "", err
 	}
@@ -56,7 +80,11 @@ func (s *System) readFile(p string) (string, error) {
 
 // writeFile writes v to an existing kernel file (never creates one).
 func (s *System) writeFile(p, v string) error {
-	f, err := os.OpenFile(s.path(p), os.O_WRONLY|os.O_TRUNC, 0)
+	full, err := s.kernelPath(p)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(full, os.O_WRONLY|os.O_TRUNC|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
@@ -118,6 +146,11 @@ func Check(a doctor.Action) error {
 	if a.ID == "" {
 		return fmt.Errorf("action without an id (kind %s, target %s)", a.Kind, a.Target)
 	}
+	if a.Device != "" {
+		if err := checkDevName(a.Device); err != nil {
+			return fmt.Errorf("action %s: %w", a.ID, err)
+		}
+	}
 	if err := k.check(a); err != nil {
 		return fmt.Errorf("action %s: %w", a.ID, err)
 	}
@@ -147,6 +180,8 @@ type Tuner struct {
 	Store *Store
 	// Netns is this process's network namespace ("net:[N]").
 	Netns string
+	// Host identifies this machine (HostID).
+	Host string
 	// BeforeWrite, if set, is called after the journal has recorded an
 	// entry and before the kernel is written (tests use it to stop there).
 	BeforeWrite func(a doctor.Action)
@@ -159,7 +194,44 @@ func New(dir string, sys *System) (*Tuner, error) {
 		return nil, err
 	}
 	ns, _ := os.Readlink("/proc/self/ns/net")
-	return &Tuner{Sys: sys, Store: st, Netns: ns}, nil
+	return &Tuner{Sys: sys, Store: st, Netns: ns, Host: HostID()}, nil
+}
+
+// HostID names this machine for the journal: /etc/machine-id, else the
+// host name.
+func HostID() string {
+	if b, err := os.ReadFile("/etc/machine-id"); err == nil {
+		if id := strings.TrimSpace(string(b)); id != "" && len(id) <= 64 {
+			return "machine-id:" + id
+		}
+	}
+	if h, err := os.Hostname(); err == nil {
+		return "hostname:" + h
+	}
+	return ""
+}
+
+// foreignHost says why entry e may not be touched from host (or "").
+func foreignHost(e *Entry, host string) string {
+	if e.Host == "" || host == "" || e.Host == host {
+		return ""
+	}
+	return fmt.Sprintf("%s was changed on another machine (%s, this is %s): a journal is revertible only where it was written", e.Action.ID, e.Host, host)
+}
+
+// otherDevice says why the device now named like e's is not the one e
+// changed (or ""): a new MAC, or a new ifindex with no MAC to confirm.
+func otherDevice(e *Entry, idx int, mac string) string {
+	if e.Action.Device == "" {
+		return ""
+	}
+	if e.MAC != "" && mac != e.MAC {
+		return fmt.Sprintf("%s is another device now (MAC %s, was %s; ifindex %d, was %d)", e.Action.Device, mac, e.MAC, idx, e.Ifindex)
+	}
+	if e.MAC == "" && idx != e.Ifindex {
+		return fmt.Sprintf("%s has a new ifindex (%d, was %d) and the journal has no MAC to tell whether it is the same device", e.Action.Device, idx, e.Ifindex)
+	}
+	return ""
 }
 
 // Close releases the journal's lock.
@@ -198,6 +270,9 @@ func (t *Tuner) Apply(ctx context.Context, a doctor.Action) (Outcome, error) {
 		return out, err
 	}
 	k := knobs[a.Kind]
+	if err := t.Sys.checkCPUs(a); err != nil {
+		return out, err
+	}
 	idx, mac, err := t.Sys.identify(a.Device)
 	if err != nil {
 		return out, fmt.Errorf("action %s: %w", a.ID, err)
@@ -207,7 +282,7 @@ func (t *Tuner) Apply(ctx context.Context, a doctor.Action) (Outcome, error) {
 		return out, fmt.Errorf("action %s: read %s: %w", a.ID, a.Target, err)
 	}
 	out.Old, out.Got = cur, cur
-	e := Entry{Action: a, Old: cur, State: StatePending, Netns: t.Netns, Ifindex: idx, MAC: mac}
+	e := Entry{Action: a, Old: cur, State: StatePending, Netns: t.Netns, Host: t.Host, Ifindex: idx, MAC: mac}
 	prev := t.Store.active(e.key())
 	if ok, _ := k.took(a, cur); ok {
 		out.State = "already"
@@ -331,6 +406,9 @@ func (t *Tuner) revertEntry(ctx context.Context, i int) (Outcome, error) {
 	if e.Netns != "" && t.Netns != "" && e.Netns != t.Netns {
 		return out, fmt.Errorf("%s was changed in network namespace %s, this is %s: run the revert there (ip netns exec NAME wirespeed tune revert)", a.ID, e.Netns, t.Netns)
 	}
+	if why := foreignHost(e, t.Host); why != "" {
+		return out, errors.New(why)
+	}
 	k := knobs[a.Kind]
 	idx, mac, err := t.Sys.identify(a.Device)
 	if errors.Is(err, ErrGone) {
@@ -342,8 +420,16 @@ func (t *Tuner) revertEntry(ctx context.Context, i int) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	if a.Device != "" && (idx != e.Ifindex || (e.MAC != "" && mac != e.MAC)) {
-		out.Note = fmt.Sprintf("%s was re-plugged or replaced (ifindex %d -> %d, MAC %s -> %s); writing the recorded value to the new one", a.Device, e.Ifindex, idx, e.MAC, mac)
+	if why := otherDevice(e, idx, mac); why != "" {
+		// Not the device wirespeed changed: that one is gone, and this one
+		// was never touched. Nothing is written to it.
+		e.State, out.State = StateGone, StateGone
+		e.Note = why + "; the device wirespeed changed is gone and this one is left as it is"
+		out.Note = e.Note
+		return out, t.Store.Save()
+	}
+	if a.Device != "" && idx != e.Ifindex {
+		out.Note = fmt.Sprintf("%s was re-plugged (ifindex %d -> %d, same MAC %s); writing the recorded value to it", a.Device, e.Ifindex, idx, mac)
 	}
 	if now, err := k.read(ctx, t.Sys, a); err == nil && now == e.Old {
 		// Never changed (a crash before the write) or already back.
@@ -386,14 +472,21 @@ type Status struct {
 // StatusOf reads the current value of every active entry of j.
 func StatusOf(ctx context.Context, s *System, j *Journal) []Status {
 	var out []Status
+	host := HostID()
 	for _, e := range j.Entries {
 		if !e.Active() {
 			continue
 		}
 		st := Status{Entry: e}
 		k := knobs[e.Action.Kind]
-		if idx, _, err := s.identify(e.Action.Device); err != nil {
+		if why := foreignHost(&e, host); why != "" {
+			st.Problem = why
+		} else if err := Check(e.Action); err != nil {
 			st.Problem = err.Error()
+		} else if idx, mac, err := s.identify(e.Action.Device); err != nil {
+			st.Problem = err.Error()
+		} else if why := otherDevice(&e, idx, mac); why != "" {
+			st.Problem = why
 		} else if e.Action.Device != "" && idx != e.Ifindex {
 			st.Problem = fmt.Sprintf("%s has a new ifindex (%d, was %d): re-plugged", e.Action.Device, idx, e.Ifindex)
 		} else if now, err := k.read(ctx, s, e.Action); err != nil {
