@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/inputfile"
 	"github.com/wirespeed/wirespeed/internal/lab"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
@@ -254,7 +255,11 @@ func (r *Result) Save(path string) error {
 
 // Load reads a result file.
 func Load(path string) (*Result, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read(path, "result", inputfile.ResultLimit)
+	var ie *inputfile.Error
+	if errors.As(err, &ie) {
+		return nil, fmt.Errorf("%v (give a file that 'wirespeed bench --out' wrote)", ie)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the result %s: %w (give a file that 'wirespeed bench --out' wrote)", path, unwrapPath(err))
 	}

@@ -28,6 +28,7 @@ const (
 	SnapshotFormat  = "wirespeed-snapshot"
 	SnapshotVersion = 1
 	maxEntryBytes   = 16 << 20
+	maxEntries      = 500000
 	maxTotalBytes   = 512 << 20
 )
 
@@ -147,9 +148,17 @@ var ErrNotSnapshot = errors.New("not a wirespeed snapshot")
 // Entries that would land outside the tree, or write through a symlink, are
 // refused, as are files of another format or a newer version.
 func OpenSnapshot(p string) (*Snapshot, error) {
-	f, err := os.Open(p)
+	// A FIFO must not hang the open, nor a device feed it for ever.
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: %w: it is not a regular file (%s); give the .tar.gz that 'wirespeed inspect --save' wrote", p, ErrNotSnapshot, fi.Mode().Type())
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -172,6 +181,7 @@ func OpenSnapshot(p string) (*Snapshot, error) {
 	}
 	var errNames map[string]string
 	var total int64
+	entries := 0
 	tr := tar.NewReader(zr)
 	first := true
 	for {
@@ -188,6 +198,9 @@ func OpenSnapshot(p string) (*Snapshot, error) {
 		first = false
 		if h.Size > maxEntryBytes || total+h.Size > maxTotalBytes {
 			return fail("entry %q too large", h.Name)
+		}
+		if entries++; entries > maxEntries {
+			return fail("more than %d entries; a host's snapshot has far fewer", maxEntries)
 		}
 		total += h.Size
 		switch h.Name {

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,8 +97,15 @@ func LiveAnswers(f *hostfs.FS) *Answers {
 // ReplayAnswers decodes answers stored in a snapshot.
 func ReplayAnswers(raw json.RawMessage) (*Answers, error) {
 	a := &Answers{}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		what := "empty"
+		if len(t) > 0 {
+			what = fmt.Sprintf("%.20s", t)
+		}
+		return nil, fmt.Errorf("the snapshot's answers.json (what inspect learnt from netlink, ethtool and the IRQ probe) is %s, not an object: the snapshot is damaged; take a new one with 'wirespeed inspect --save'", what)
+	}
 	if err := json.Unmarshal(raw, a); err != nil {
-		return nil, fmt.Errorf("snapshot answers.json: %w", err)
+		return nil, fmt.Errorf("the snapshot's answers.json cannot be read (%v): the snapshot is damaged; take a new one with 'wirespeed inspect --save'", err)
 	}
 	if a.Features == nil {
 		a.Features = map[string]map[string]ethtoolioctl.Feature{}
