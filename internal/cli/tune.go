@@ -153,6 +153,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	peer := fs.String("peer", "", "measure against the iperf3 server at ADDR[:PORT] (with 'wirespeed bench')")
 	useLab := fs.Bool("lab", false, "try it out in the host lab: build it, tune its receiver, remove it")
 	verify := fs.String("verify-cmd", "", "measure with this shell command (prints the goal metric, or JSON)")
+	verifyTimeout := fs.Duration("verify-timeout", 10*time.Minute, "--verify-cmd: kill one run (with everything it started) after this long")
 	pairs := fs.Int("pairs", 3, "interleaved without/with pairs per action (>= 2)")
 	dur := fs.String("duration", "5s", "length of one measurement (--peer, --lab)")
 	dir := fs.String("direction", "send", "--peer: send (local -> peer) or receive (iperf3 -R)")
@@ -175,6 +176,21 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	}
 	if n > 1 {
 		return usageErrorf("tune apply: give one of --peer, --lab and --verify-cmd")
+	}
+	// An empty value is not "no filter" or "no measurement": it is refused.
+	for _, name := range []string{"verify-cmd", "only", "peer", "actions", "state-dir", "bench-args"} {
+		if f := fs.Lookup(name); set[name] && f != nil && strings.TrimSpace(f.Value.String()) == "" {
+			return usageErrorf("tune apply: --%s is empty: give a value or leave the flag out; nothing was applied", name)
+		}
+	}
+	if set["verify-timeout"] && *verify == "" {
+		return usageErrorf("tune apply: --verify-timeout bounds --verify-cmd, which is not given")
+	}
+	if err := refuseUnused("tune apply", set, measuredBy(*peer, *useLab || *labChild != "", *verify)); err != nil {
+		return err
+	}
+	if *verifyTimeout < time.Second {
+		return usageErrorf("tune apply: --verify-timeout %s: want 1s or more", *verifyTimeout)
 	}
 	metric, err := tune.GoalMetric(*goal)
 	if err != nil {
@@ -240,7 +256,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	var measure tune.Measurer
 	switch {
 	case *verify != "":
-		measure = tune.VerifyMeasurer(*verify, metric)
+		measure = tune.VerifyMeasurer(*verify, metric, *verifyTimeout)
 	case *peer != "":
 		measure = tune.Bench{Peer: *peer, Duration: *dur, Direction: *dir, Streams: *streams, Extra: extra}.Measurer()
 	case *labChild != "":

@@ -310,3 +310,29 @@ func TestTuneKilledApplyLeftover(t *testing.T) {
 		t.Errorf("%s after revert --all: %q, was %q", path, now, before)
 	}
 }
+
+// TestVerifyTimeoutKillsTheGroup: a --verify-cmd that never ends is killed,
+// with what it started, after --verify-timeout; the apply fails and says
+// so, and the change it was measuring is not left in force.
+func TestVerifyTimeoutKillsTheGroup(t *testing.T) {
+	testnet.NeedRoot(t, "ip", "ethtool")
+	bin := testnet.Binary(t)
+	ns := testnet.New(t)
+	_, b := ns.AddVeth(t)
+	path := "/sys/class/net/" + b + "/queues/rx-0/rps_cpus"
+	before := ns.Run(t, "cat", path)
+	acts := writeActions(t, []doctor.Action{{ID: "rps/" + b, Kind: doctor.KindSysfs, Device: b, Target: path, Value: "1"}})
+	start := time.Now()
+	out, err := exec.Command("ip", "netns", "exec", ns.Name, bin, "tune", "apply", "--actions", acts, "--state-dir", t.TempDir(),
+		"--verify-cmd", "sleep 1000 & wait", "--verify-timeout", "2s", "--pairs", "2").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "did not finish within 2s") {
+		t.Fatalf("apply with a verify command that never ends: %v\n%s", err, out)
+	}
+	if el := time.Since(start); el > 60*time.Second {
+		t.Errorf("the apply took %s with a 2s verify timeout", el)
+	}
+	waitNoPids(t, ns.Name)
+	if now := ns.Run(t, "cat", path); now != before {
+		t.Errorf("%s is %q after the failed measurement, was %q", path, now, before)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/lab"
@@ -56,7 +57,7 @@ func RunInLab(ctx context.Context, cfg lab.Config, args []string, stdout, stderr
 func labChildArgv(dev, state, senderNS string, args []string) []string {
 	argv := []string{"tune", "apply", dev, "--state-dir", state, "--" + LabSenderNSFlag, senderNS}
 	for _, a := range args {
-		if a == "--lab" || a == "-lab" {
+		if a == "--lab" || a == "-lab" || strings.HasPrefix(a, "--lab=") || strings.HasPrefix(a, "-lab=") {
 			continue
 		}
 		argv = append(argv, a)

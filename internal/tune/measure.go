@@ -3,6 +3,7 @@ package tune
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,15 +17,20 @@ import (
 
 // VerifyMeasurer runs the user's command with sh -c and reads its output
 // with ParseVerifyOutput; a bare number is the goal metric.
-func VerifyMeasurer(cmd, goal string) Measurer {
+func VerifyMeasurer(cmd, goal string, timeout time.Duration) Measurer {
 	return func(ctx context.Context) (Metrics, error) {
-		c, err := groupCommand(ctx, "sh", "-c", cmd)
+		tctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		c, err := groupCommand(tctx, "sh", "-c", cmd)
 		if err != nil {
 			return nil, err
 		}
 		var stderr bytes.Buffer
 		c.Stderr = &stderr
 		out, err := c.Output()
+		if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("verify command %q did not finish within %s: killed with everything it started; make it shorter or give a longer --verify-timeout", cmd, timeout)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("verify command %q: %w: %s", cmd, err, strings.TrimSpace(stderr.String()))
 		}

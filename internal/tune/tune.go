@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/wirespeed/wirespeed/internal/doctor"
 )
@@ -100,6 +101,10 @@ func (s *System) run(ctx context.Context, argv ...string) ([]byte, error) {
 	if s.Run != nil {
 		return s.Run(ctx, argv...)
 	}
+	// ethtool and tc answer at once; one that hangs (a wedged driver)
+	// must not hold the journal's lock for ever.
+	ctx, cancel := context.WithTimeout(ctx, ToolTimeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	// A tool must not outlive a killed tune and write after its revert.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -111,6 +116,9 @@ func (s *System) run(ctx context.Context, argv ...string) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// ToolTimeout bounds one ethtool or tc run.
+var ToolTimeout = 30 * time.Second
 
 // knob is one action kind.
 type knob interface {
