@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -148,6 +147,19 @@ func runBench(ctx context.Context, env Env, args []string) error {
 			return usageErrorf("--bitrate: %v", err)
 		}
 	}
+	for _, k := range []string{"peer", "iface", "out", "bitrate"} {
+		if f := fs.Lookup(k); set[k] && strings.TrimSpace(f.Value.String()) == "" {
+			return usageErrorf("bench: --%s is empty: give a value or leave the flag out", k)
+		}
+	}
+	if *iface != "" {
+		if *peer == "" {
+			return usageErrorf("bench: --iface samples a device on the way to --peer; the lab samples its own devices: give --peer or leave --iface out")
+		}
+		if err := checkIfaceExists(*iface); err != nil {
+			return err
+		}
+	}
 	if *peer != "" {
 		for _, k := range []string{"gro", "threaded", "sender-offloads", "rps", "rate", "qdisc", "pin-sender", "pin-receiver", "variant"} {
 			if set[k] {
@@ -192,10 +204,8 @@ func runBench(ctx context.Context, env Env, args []string) error {
 	if file != "-" {
 		// A result that cannot be written is found out now, not after
 		// the measurement.
-		if dir := filepath.Dir(file); dir != "." {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return fmt.Errorf("cannot write the result: %w", err)
-			}
+		if err := existingDir("--out", file); err != nil {
+			return err
 		}
 		probe := file + ".tmp"
 		f, err := os.OpenFile(probe, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)

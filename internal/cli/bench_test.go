@@ -134,9 +134,18 @@ func TestBenchUnwritableOut(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: without it bench stops earlier, at the lab check")
 	}
-	code, _, errOut := run("bench", "-t", "2s", "--out", "/proc/wirespeed-nope/x.json")
+	code, _, errOut := run("bench", "-t", "2s", "--out", "/proc/wirespeed-nope.json")
 	if code != ExitFail || !strings.Contains(errOut, "cannot write the result") {
 		t.Errorf("exit %d, %q", code, errOut)
+	}
+	// A directory that is not there is not made (nor anything above it).
+	code, _, errOut = run("bench", "-t", "2s", "--out", "/wirespeed-nope/x.json")
+	if code != ExitUsage || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat("/wirespeed-nope"); err == nil {
+		os.Remove("/wirespeed-nope")
+		t.Errorf("bench made a directory at /")
 	}
 	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), fmt.Sprintf("ws-%d-", os.Getpid())) {
 		t.Errorf("a lab was built: %s", out)

@@ -53,8 +53,13 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	var failRank int
+	failSet := false
+	fs.Visit(func(f *flag.Flag) { failSet = failSet || f.Name == "fail-on" })
 	switch *failOn {
 	case "":
+		if failSet {
+			return usageErrorf("--fail-on is empty: want warn or crit (or leave the flag out for no gate)")
+		}
 		failRank = 99
 	case "warn":
 		failRank = doctor.Warn.Rank()

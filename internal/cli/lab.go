@@ -167,6 +167,9 @@ func runLab(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return &UsageError{Err: err}
 		}
+		if *name == "" {
+			return usageErrorf("lab up: --name is empty: give a name (letters, digits, '-') or leave the flag out for lab 0")
+		}
 		cfg.Name, cfg.Persistent = *name, true
 		if err := cfg.Validate(); err != nil {
 			return &UsageError{Err: err}

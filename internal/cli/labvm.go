@@ -113,6 +113,11 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *out != "" {
+		if err := existingDir("--out", strings.TrimSuffix(*out, "/")); err != nil {
+			return err
+		}
+	}
 	if len(pos) != 1 {
 		return usageErrorf("lab vm: want one scenario: %s (or 'list')", strings.Join(vm.ScenarioNames(), ", "))
 	}

@@ -58,10 +58,16 @@ func runReport(ctx context.Context, env Env, args []string) error {
 	if htmlOut == "" && *flentOut == "" {
 		htmlOut = "report.html"
 	}
-	// Refuse an unwritable destination before reading anything.
+	// Refuse an unwritable destination before reading anything, and one
+	// that is an input: the report would overwrite the result it reads.
 	for _, p := range []string{htmlOut, *flentOut} {
 		if p == "" {
 			continue
+		}
+		for _, in := range pos {
+			if sameFile(p, in) {
+				return usageErrorf("report: the output %s is the input %s: it would overwrite the result; give another -o", p, in)
+			}
 		}
 		if err := checkWritable(p); err != nil {
 			return err

@@ -105,6 +105,9 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 	if len(pos) > 0 {
 		return usageErrorf("tune persist takes no arguments (got %q): it makes every kept change permanent", pos[0])
 	}
+	if fi, err := os.Stat(*root); err != nil || !fi.IsDir() {
+		return usageErrorf("tune persist: --root %q is not an existing directory: create it first (persist writes below it, never creates it)", *root)
+	}
 	if *root == "/" {
 		if err := tuneNeedRoot("persist"); err != nil {
 			return err

@@ -130,6 +130,9 @@ func (c Config) Validate() error {
 	if len(c.Name) > 32 {
 		return fmt.Errorf("lab name %q: at most 32 characters", c.Name)
 	}
+	if strings.HasPrefix(c.Name, "-") {
+		return fmt.Errorf("lab name %q: begin with a letter or digit ('%s' reads as an option to ip and to 'wirespeed lab down')", c.Name, c.Name)
+	}
 	if c.Threaded && !c.GRO {
 		return fmt.Errorf("threaded NAPI needs receiver GRO on: a veth has a NAPI instance only with GRO (or XDP)")
 	}
@@ -207,6 +210,13 @@ func Up(ctx context.Context, cfg Config) (*Lab, error) {
 		SenderIf: SenderIfName, ReceiverIf: ReceiverIfName,
 		SenderAddr: SenderAddr, ReceiverAddr: ReceiverAddr,
 	}
+	// A lab of that name is the user's: say so and leave it, before
+	// anything is built (a failed build below removes what it made).
+	for _, ns := range []string{l.SenderNS, l.ReceiverNS} {
+		if _, err := os.Stat(filepath.Join(netnsDir, ns)); err == nil {
+			return nil, fmt.Errorf("network namespace %s exists already: run 'wirespeed lab down %s' or pick another name; it was left as it is", ns, strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(ns, "ws-lab-"), "-s"), "-r"))
+		}
+	}
 	if err := l.build(ctx); err != nil {
 		if derr := l.Down(); derr != nil {
 			err = fmt.Errorf("%w (and cleaning up: %v)", err, derr)
@@ -218,11 +228,6 @@ func Up(ctx context.Context, cfg Config) (*Lab, error) {
 
 func (l *Lab) build(ctx context.Context) error {
 	cfg := l.Config
-	for _, ns := range []string{l.SenderNS, l.ReceiverNS} {
-		if _, err := os.Stat(filepath.Join(netnsDir, ns)); err == nil {
-			return fmt.Errorf("network namespace %s exists already: run 'wirespeed lab down %s' or pick another name", ns, strings.TrimSuffix(strings.TrimPrefix(ns, "ws-lab-"), "-s"))
-		}
-	}
 	steps := [][]string{
 		{"ip", "netns", "add", l.SenderNS},
 		{"ip", "netns", "add", l.ReceiverNS},

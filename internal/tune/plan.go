@@ -57,7 +57,7 @@ func LoadActions(path string) ([]doctor.Action, error) {
 	}
 	var list []doctor.Action
 	if err := json.Unmarshal(b, &list); err == nil {
-		return list, nil
+		return list, conflictingIDs(path, list)
 	}
 	want := "want a 'wirespeed doctor --json' report or a JSON list of actions"
 	var keys map[string]json.RawMessage
@@ -96,7 +96,21 @@ func LoadActions(path string) ([]doctor.Action, error) {
 			list = append(list, f.Fix.Actions...)
 		}
 	}
-	return list, nil
+	return list, conflictingIDs(path, list)
+}
+
+// conflictingIDs refuses two different actions under one id: which one
+// the user meant cannot be guessed. The same action listed twice (two
+// findings proposing it) is one action.
+func conflictingIDs(path string, list []doctor.Action) error {
+	seen := map[string]doctor.Action{}
+	for _, a := range list {
+		if b, ok := seen[a.ID]; ok && (a.Kind != b.Kind || a.Device != b.Device || a.Target != b.Target || a.Value != b.Value) {
+			return actionsFileErrorf("--actions %s names two different actions with id %q (%s %s = %s, and %s %s = %s): give each its own id; nothing was done", path, a.ID, b.Kind, b.Target, b.Value, a.Kind, a.Target, a.Value)
+		}
+		seen[a.ID] = a
+	}
+	return nil
 }
 
 // sameHost refuses a doctor report made on another host or kernel: its

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestHostileInputs is the sweep of issue 34 kept as a test: each input
+// below once did the wrong thing (read without a limit, hung, was silently
+// ignored, or removed what the user did not name). Each must now exit
+// with the code given, say the words given on stderr, and change nothing.
+func TestHostileInputs(t *testing.T) {
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero.json")
+	os.Symlink("/dev/zero", zero)
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	result := filepath.Join(dir, "result.json")
+	b, err := os.ReadFile("../../experiments/arm64-lab/data/raspi3b-usb-nic-receive/bench-receive.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(result, b, 0o644)
+	dup := filepath.Join(dir, "dup.json")
+	os.WriteFile(dup, []byte(`[{"id":"a","kind":"sysctl","target":"net.core.netdev_budget","value":"600"},{"id":"a","kind":"sysctl","target":"net.core.netdev_budget","value":"900"}]`), 0o644)
+	acts := filepath.Join(dir, "acts.json")
+	os.WriteFile(acts, []byte(`[{"id":"a","kind":"sysctl","target":"net.core.netdev_budget","value":"600"}]`), 0o644)
+	state := t.TempDir()
+	nowhere := filepath.Join(dir, "no", "such", "dir")
+
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		// 2. Inputs are bounded: regular files only, never blocking.
+		{"show /dev/zero", []string{"show", zero}, ExitFail, "character device"},
+		{"show FIFO", []string{"show", fifo}, ExitFail, "FIFO"},
+		{"compare FIFO", []string{"compare", fifo, result}, ExitFail, "FIFO"},
+		{"report /dev/zero", []string{"report", "-o", filepath.Join(dir, "r.html"), zero}, ExitFail, "character device"},
+		{"doctor --result FIFO", []string{"doctor", "--from", "../../testdata/snapshots/rpi4-ax88179.tar.gz", "--result", fifo}, ExitFail, "FIFO"},
+		{"inspect --from FIFO", []string{"inspect", "--from", fifo}, ExitFail, "not a regular file"},
+		{"tune --actions /dev/zero", []string{"tune", "plan", "--actions", zero}, ExitUsage, "character device"},
+		{"tune --actions FIFO", []string{"tune", "plan", "--actions", fifo}, ExitUsage, "FIFO"},
+		// 4. Empty, conflicting and ignored flags.
+		{"--only empty", []string{"tune", "apply", "--actions", acts, "--state-dir", state, "--only", ""}, ExitUsage, "--only is empty"},
+		{"--verify-cmd empty", []string{"tune", "apply", "--actions", acts, "--state-dir", state, "--verify-cmd", ""}, ExitUsage, "--verify-cmd is empty"},
+		{"--verify-timeout alone", []string{"tune", "apply", "--actions", acts, "--state-dir", state, "--verify-timeout", "5s"}, ExitUsage, "--verify-cmd"},
+		{"lab knob without --lab", []string{"tune", "apply", "--actions", acts, "--state-dir", state, "--gro", "on"}, ExitUsage, "--gro does nothing"},
+		{"bench flag with --verify-cmd", []string{"tune", "apply", "--actions", acts, "--state-dir", state, "--verify-cmd", "echo 1", "--bench-args", "--port 5300"}, ExitUsage, "--bench-args does nothing"},
+		{"--fail-on empty", []string{"doctor", "--from", "../../testdata/snapshots/rpi4-ax88179.tar.gz", "--fail-on", ""}, ExitUsage, "--fail-on is empty"},
+		{"--iface without --peer", []string{"bench", "--iface", "lo"}, ExitUsage, "--iface"},
+		{"--iface unknown", []string{"bench", "--peer", "198.18.0.2", "--iface", "nosuch0"}, ExitUsage, "no such network device"},
+		{"duplicate action id", []string{"tune", "plan", "--actions", dup}, ExitUsage, "two different actions"},
+		{"lab name -x", []string{"lab", "up", "--name", "-x"}, ExitUsage, "begin with a letter"},
+		{"lab name empty", []string{"lab", "up", "--name", ""}, ExitUsage, "--name is empty"},
+		{"report onto its input", []string{"report", "-o", result, result}, ExitUsage, "would overwrite"},
+		{"persist --root missing", []string{"tune", "persist", "--root", nowhere, "--state-dir", state}, ExitUsage, "not an existing directory"},
+		{"bench --out in a missing dir", []string{"bench", "--out", filepath.Join(nowhere, "r.json")}, ExitUsage, "does not exist"},
+		{"lab vm --out in a missing dir", []string{"lab", "vm", "--out", filepath.Join(nowhere, "vm"), "boot"}, ExitUsage, "does not exist"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			done := make(chan struct{})
+			var code int
+			var errOut string
+			go func() {
+				code, _, errOut = run(c.args...)
+				close(done)
+			}()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%v did not return in 30 s", c.args)
+			}
+			if code != c.code || !strings.Contains(errOut, c.want) {
+				t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", c.args, code, c.code, errOut, c.want)
+			}
+		})
+	}
+	if b2, _ := os.ReadFile(result); string(b2) != string(b) {
+		t.Error("the result file was changed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {
+		t.Error("a directory the user did not name was created")
+	}
+	if ents, _ := os.ReadDir(state); len(ents) != 0 {
+		t.Errorf("the state directory got %d files", len(ents))
+	}
+}
