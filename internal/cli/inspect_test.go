@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/testnet"
+	"github.com/wirespeed/wirespeed/internal/tune"
 )
 
 func run(args ...string) (code int, stdout, stderr string) {
@@ -56,7 +57,12 @@ func TestInspectBadInput(t *testing.T) {
 // ---- root integration: a veth pair in two fresh namespaces ----
 
 func TestMain(m *testing.M) {
+	// In-process tunes of the host's namespace lock a directory of this
+	// test binary's own: packages' tests run side by side.
+	lockDir, _ := os.MkdirTemp("", "ws-test-locks-")
+	tune.HostLockDir = lockDir
 	code := m.Run()
+	os.RemoveAll(lockDir)
 	testnet.RemoveBinary()
 	os.Exit(code)
 }

@@ -167,3 +167,24 @@ func FuzzRootQdisc(f *testing.F) {
 		}
 	})
 }
+
+// TestNetnsLockAcrossStateDirs: two tunes of one network namespace are
+// kept apart even when their journals live in different directories.
+func TestNetnsLockAcrossStateDirs(t *testing.T) {
+	old := HostLockDir
+	HostLockDir = t.TempDir()
+	defer func() { HostLockDir = old }()
+	a, err := New(t.TempDir(), Live())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(t.TempDir(), Live()); !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "network namespace") {
+		t.Fatalf("a second tune with another state dir: %v", err)
+	}
+	a.Close()
+	b, err := New(t.TempDir(), Live())
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	b.Close()
+}

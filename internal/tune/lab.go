@@ -2,10 +2,14 @@ package tune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/lab"
@@ -33,7 +37,8 @@ func RunInLab(ctx context.Context, cfg lab.Config, args []string, stdout, stderr
 		return err
 	}
 	defer l.Down()
-	state, err := os.MkdirTemp("", "wirespeed-tune-lab-")
+	reapLabStates(os.TempDir())
+	state, err := os.MkdirTemp("", fmt.Sprintf("wirespeed-tune-lab-%d-", os.Getpid()))
 	if err != nil {
 		return err
 	}
@@ -49,6 +54,27 @@ func RunInLab(ctx context.Context, cfg lab.Config, args []string, stdout, stderr
 		return fmt.Errorf("tune apply in the lab: %w", err)
 	}
 	return nil
+}
+
+// reapLabStates removes the journal directories of lab tunes whose process
+// is gone (killed with SIGKILL, its deferred removal never ran): their
+// labs are reaped by lab.Up, their journals describe namespaces that no
+// longer exist.
+func reapLabStates(tmp string) {
+	ents, _ := os.ReadDir(tmp)
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "wirespeed-tune-lab-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+		if err != nil || pid <= 0 {
+			continue // not ours to judge (an older layout): leave it
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(filepath.Join(tmp, e.Name()))
+		}
+	}
 }
 
 // labChildArgv is the re-run's command line: tune apply on the receiver

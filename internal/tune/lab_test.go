@@ -1,6 +1,11 @@
 package tune
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -30,5 +35,30 @@ func TestSelect(t *testing.T) {
 	}
 	if !slices.Equal(ids, []string{"c", "a"}) || !slices.Equal(unknown, []string{"nope"}) {
 		t.Errorf("selected %v, unknown %v", ids, unknown)
+	}
+}
+
+// TestReapLabStates: a killed lab tune's journal directory is removed by
+// the next one; a live owner's and a foreign directory are kept.
+func TestReapLabStates(t *testing.T) {
+	tmp := t.TempDir()
+	dead := exec.Command("true")
+	dead.Run()
+	for _, n := range []string{
+		fmt.Sprintf("wirespeed-tune-lab-%d-1", dead.Process.Pid),
+		fmt.Sprintf("wirespeed-tune-lab-%d-2", os.Getpid()),
+		"wirespeed-tune-lab-abc",
+	} {
+		os.Mkdir(filepath.Join(tmp, n), 0o700)
+	}
+	reapLabStates(tmp)
+	ents, _ := os.ReadDir(tmp)
+	var left []string
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	want := []string{fmt.Sprintf("wirespeed-tune-lab-%d-2", os.Getpid()), "wirespeed-tune-lab-abc"}
+	if !reflect.DeepEqual(left, want) {
+		t.Fatalf("left %v, want %v", left, want)
 	}
 }

@@ -210,6 +210,10 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 		}
 		before, after := map[string][]float64{}, map[string][]float64{}
 		var failed error
+		// appliedHere: this trial wrote the action at least once. A
+		// failed measurement undoes only that, never a change an earlier
+		// run measured and kept.
+		appliedHere := false
 		for i := 0; i < cfg.Pairs && failed == nil; i++ {
 			if i > 0 {
 				if _, err := t.Revert(ctx, []string{a.ID}, false); err != nil {
@@ -227,6 +231,9 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 				before[k] = append(before[k], v)
 			}
 			o, err := t.Apply(ctx, a)
+			if o.State == StateApplied {
+				appliedHere = true
+			}
 			if err != nil || o.State != StateApplied {
 				if o.State == "already" && i == 0 {
 					tr.Verdict, tr.Reason = "already", "in force before this action was tried: "+strings.TrimSpace(o.Got)
@@ -254,6 +261,10 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 			for k, v := range m {
 				after[k] = append(after[k], v)
 			}
+		}
+		if failed != nil && !appliedHere {
+			trials = append(trials, Trial{Action: a, Verdict: StateFailed, Reason: failed.Error()})
+			return trials, fmt.Errorf("%s: %w (nothing of it was applied)", a.ID, failed)
 		}
 		if failed != nil {
 			// Leave nothing of a half-tried action behind, even on Ctrl-C.
@@ -332,7 +343,23 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 		say("[%d/%d] %s: %s - %s", n+1, len(acts), a.ID, tr.Verdict, tr.Reason)
 		trials = append(trials, tr)
 	}
-	return trials, nil
+	return trials, failedTrials(trials)
+}
+
+// failedTrials is an error naming the actions that could not be tried
+// (the kernel rejected them, the device vanished), or nil: a tune whose
+// actions all failed has not done its job and must not exit 0.
+func failedTrials(trials []Trial) error {
+	var ids []string
+	for _, tr := range trials {
+		if tr.Verdict == StateFailed {
+			ids = append(ids, tr.Action.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d actions failed (%s): see the reasons above", len(ids), len(trials), strings.Join(ids, ", "))
 }
 
 // Leftover returns the index of the journal entry for a's target (in this

@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -287,5 +288,38 @@ func TestLoopAlreadySaysTheValueInForce(t *testing.T) {
 	}
 	if trials[1].Verdict != "already" || !strings.Contains(trials[1].Reason, "tried: 3 (kept by wirespeed") {
 		t.Errorf("second rps: %s (%s)", trials[1].Verdict, trials[1].Reason)
+	}
+}
+
+// TestLoopFailedMeasurementKeepsEarlierRuns: a change an earlier run kept
+// is not undone when a later run's measurement fails before it applied
+// anything; and a run whose every action failed does not succeed.
+func TestLoopFailedMeasurementKeepsEarlierRuns(t *testing.T) {
+	s := tree(t)
+	tu := newTuner(t, s)
+	trials, err := tu.Loop(context.Background(), []doctor.Action{rpsAction("3")}, LoopConfig{Goal: "throughput", Pairs: 3, Measure: stateMeasurer(t, s)})
+	if err != nil || trials[0].Verdict != "kept" {
+		t.Fatalf("first run: %+v %v", trials, err)
+	}
+	failing := func(context.Context) (Metrics, error) { return nil, errors.New("the load broke") }
+	trials, err = tu.Loop(context.Background(), []doctor.Action{rpsAction("3")}, LoopConfig{Goal: "throughput", Pairs: 3, Measure: failing})
+	if err == nil || len(trials) != 1 || trials[0].Verdict != StateFailed {
+		t.Fatalf("second run with a broken load: %+v %v", trials, err)
+	}
+	if got := s.mustRead(t, rps); got != "3" {
+		t.Fatalf("the broken run reverted the kept change: rps_cpus %q", got)
+	}
+	gone := doctor.Action{ID: "threaded/eth9", Kind: doctor.KindSysfs, Device: "eth9", Target: "/sys/class/net/eth9/threaded", Value: "1"}
+	os.Remove(s.path("/sys/class/net/eth9/threaded"))
+	trials, err = tu.Loop(context.Background(), []doctor.Action{gone}, LoopConfig{Goal: "throughput", Pairs: 2, Measure: stateMeasurerNoThreaded(t, s)})
+	if err == nil || !strings.Contains(err.Error(), "1 of 1 actions failed") || trials[0].Verdict != StateFailed {
+		t.Fatalf("a run whose only action failed: %+v %v", trials, err)
+	}
+}
+
+// stateMeasurerNoThreaded measures a tree whose threaded file is gone.
+func stateMeasurerNoThreaded(t *testing.T, s *System) Measurer {
+	return func(context.Context) (Metrics, error) {
+		return Metrics{MetricThroughput: 100}, nil
 	}
 }

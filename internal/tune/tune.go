@@ -193,16 +193,60 @@ type Tuner struct {
 	// BeforeWrite, if set, is called after the journal has recorded an
 	// entry and before the kernel is written (tests use it to stop there).
 	BeforeWrite func(a doctor.Action)
+	nsLock      *os.File
 }
 
-// New opens the journal in dir (taking the lock) for sys.
+// New opens the journal in dir (taking the lock) for sys. On the live
+// host it first takes the lock of this network namespace too: two tunes
+// with different state directories would otherwise undo each other.
 func New(dir string, sys *System) (*Tuner, error) {
+	ns, _ := os.Readlink("/proc/self/ns/net")
+	var nsLock *os.File
+	if sys.Root == "" || sys.Root == "/" {
+		var err error
+		if nsLock, err = lockNetns(HostLockDir, ns); err != nil {
+			return nil, err
+		}
+	}
 	st, err := Open(dir)
 	if err != nil {
+		if nsLock != nil {
+			nsLock.Close()
+		}
 		return nil, err
 	}
-	ns, _ := os.Readlink("/proc/self/ns/net")
-	return &Tuner{Sys: sys, Store: st, Netns: ns, Host: HostID()}, nil
+	return &Tuner{Sys: sys, Store: st, Netns: ns, Host: HostID(), nsLock: nsLock}, nil
+}
+
+// HostLockDir holds the per-network-namespace locks (tmpfs: a reboot,
+// which undoes every change, clears them).
+var HostLockDir = "/run/wirespeed"
+
+// lockNetns takes the lock of network namespace ns ("net:[N]") in dir.
+func lockNetns(dir, ns string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("lock directory %s: %w", dir, err)
+	}
+	id := strings.Trim(strings.TrimPrefix(ns, "net:"), "[]")
+	if id == "" {
+		id = "unknown"
+	}
+	lp := filepath.Join(dir, "tune-net-"+id+".lock")
+	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock file %s: %w", lp, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(lp)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w in this network namespace (%s, lock %s held by %s): two tunes would undo each other's changes even with different --state-dir; wait for it to finish, or stop it first", ErrBusy, ns, lp, strings.TrimSpace(string(holder)))
+		}
+		return nil, fmt.Errorf("lock %s: %w", lp, err)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d\n", os.Getpid())), 0)
+	return f, nil
 }
 
 // HostID names this machine for the journal: /etc/machine-id, else the
@@ -242,8 +286,15 @@ func otherDevice(e *Entry, idx int, mac string) string {
 	return ""
 }
 
-// Close releases the journal's lock.
-func (t *Tuner) Close() error { return t.Store.Close() }
+// Close releases the journal's lock and the namespace's.
+func (t *Tuner) Close() error {
+	err := t.Store.Close()
+	if t.nsLock != nil {
+		t.nsLock.Close()
+		t.nsLock = nil
+	}
+	return err
+}
 
 func trim(s string) string { return strings.TrimRight(s, "\n") }
 
