@@ -1,16 +1,19 @@
 #!/bin/bash
 # Build wirespeed's usbnet (RX through NAPI + GRO, polled in softirq by
 # default - threaded polling is opt-in through /sys/class/net/DEV/threaded -
-# plus BQL) and every usbnet minidriver, for one kernel of the 6.1 or 6.12
-# family. The patches in patches/FAMILY/ are applied at build time to the
-# kernel's own source; nothing of the kernel is kept here.
+# plus BQL) and every usbnet minidriver, for one kernel of the 6.1, 6.12 or
+# 6.18 family or a tested 7.x release (7.0-7.3: one series, the 7.x family).
+# The patches in patches/FAMILY/ are applied at build time to the kernel's
+# own source; nothing of the kernel is kept here.
 #
 #   build.sh --kver KVER [--kdir DIR] [--ksrc DIR] [--debver VER]
 #            [--out DIR] [--cache DIR] [--source-only] [--check-kver]
 #            [--no-series] [--extra-patch FILE]... [--lab-bus]
 #
 # --kver  the kernel release (uname -r): 6.1.0-56-amd64, 6.12.117+deb12-amd64,
-#         6.12.47+rpt-rpi-v8, 6.12.40-custom, ... any 6.1.y or 6.12.y.
+#         6.18.20+rpt-rpi-v8, 6.18.8-current-rockchip64, 7.0.0-15-generic,
+#         7.1.4-200.fc44.x86_64, 7.3.4+deb13-amd64, ... any 6.1.y, 6.12.y,
+#         6.18.y, 7.0.y-7.3.y (dkms.conf's BUILD_EXCLUSIVE_KERNEL).
 # --kdir  the kernel's build directory (DKMS passes /lib/modules/KVER/build;
 #         without it, /lib/modules/KVER/build when the headers are installed).
 #         For Debian's own kernel names the headers packages are otherwise
@@ -75,9 +78,23 @@ if ! [[ "$kver" =~ $BUILD_EXCLUSIVE_KERNEL ]]; then
 	wirespeed_usbnet_refusal "$kver"
 	exit 1
 fi
-family="${BASH_REMATCH[1]}" # 6.1 or 6.12
-[ -z "$check_only" ] || { say "kernel $kver accepted (the $family family: patches/$family)"; exit 0; }
-[ -d "$here/patches/$family" ] || die "no patches/$family in $here"
+# xy: the kernel's X.Y (its linux-source-X.Y, the kernel.org directory);
+# family: the series, patches/FAMILY (7.0-7.3 share one, patches/7.x).
+xy="${BASH_REMATCH[1]}"
+case "$xy" in
+7.*) family=7.x ;;
+*) family="$xy" ;;
+esac
+if [ -n "$check_only" ]; then
+	if [ "$family" = "$xy" ]; then
+		say "kernel $kver accepted (the $family family: patches/$family)"
+	else
+		say "kernel $kver accepted (Linux $xy, the $family family: patches/$family)"
+	fi
+	exit 0
+fi
+[ -d "$here/patches/$family" ] ||
+	die "kernel $kver is of the $family family, but this copy of wirespeed-usbnet has no patches/$family (in $here): use a wirespeed release that carries it"
 
 for tool in tar patch make; do
 	command -v "$tool" >/dev/null || die "$tool is missing (apt-get install tar patch make)"
