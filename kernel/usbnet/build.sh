@@ -334,6 +334,7 @@ unpack() {
 tmp_dirs=()
 cleanup() { local d; for d in "${tmp_dirs[@]+"${tmp_dirs[@]}"}"; do rm -rf "$d"; done; }
 trap cleanup EXIT
+trap 'exit 130' INT TERM HUP # so that the EXIT trap runs on Ctrl-C too
 not_found=() # why each source was not taken
 
 # debian_source: an installed or fetched linux-source-X.Y; 1 when none.
@@ -420,8 +421,10 @@ kernel_org_source() {
 	fi
 	case "$dir" in http://* | https://*) ;; *) die "--mirror $mirror: give an http:// or https:// URL" ;; esac
 	mkdir -p "$cache/dl"
-	part="$cache/dl/$name.part.$$" sums="$cache/dl/sha256sums.asc.$$"
-	tmp_dirs+=("$part" "$sums")
+	# what a killed run (kill -9, power loss) left: never used, only in the way
+	find "$cache/dl" "$cache" -maxdepth 1 -name '*.part.*' -mmin +240 -exec rm -rf {} + 2>/dev/null || true
+	part="$cache/dl/$name.part.$$" sums="$cache/dl/sha256sums.asc.part.$$"
+	tmp_dirs+=("$part" "$part.err" "$sums" "$sums.err")
 	[ -n "$sub" ] || [ -n "$upstream" ] ||
 		say "the kernel's patch level is unknown (an ABI name, and not the running kernel's /proc/version_signature): taking Linux $xy itself; --upstream $xy.N picks a stable release"
 	say "fetching $dir/$name (about 150 MB; only drivers/net/usb and a few files are kept)"

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestUsbnetKernelOrgSource runs kernel/usbnet/build.sh --source-only
@@ -87,6 +89,14 @@ func TestUsbnetKernelOrgSource(t *testing.T) {
 		mu.Lock()
 		requests = append(requests, r.URL.Path)
 		mu.Unlock()
+		if strings.HasPrefix(r.URL.Path, "/stall/") {
+			// a download that stops halfway, until the client goes away
+			w.Header().Set("Content-Length", "10000000")
+			w.Write(make([]byte, 100000))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
 		http.FileServer(http.Dir(mirror)).ServeHTTP(w, r)
 	}))
 	defer srv.Close()
@@ -219,6 +229,40 @@ func TestUsbnetKernelOrgSource(t *testing.T) {
 			}
 		})
 	}
+
+	// Interrupted halfway through the download: nothing left behind.
+	t.Run("interrupted", func(t *testing.T) {
+		cache := t.TempDir()
+		cmd := exec.Command("bash", filepath.Join(usbnet, "build.sh"), "--source-only", "--cache", cache,
+			"--kver", "6.12.40", "--kernel-org", "--mirror", srv.URL+"/stall")
+		cmd.Env = testEnv(stubs)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		part := filepath.Join(cache, "dl", "linux-6.12.40.tar.xz.part.*")
+		for i := 0; i < 200; i++ {
+			if m, _ := filepath.Glob(part); len(m) > 0 {
+				if fi, err := os.Stat(m[0]); err == nil && fi.Size() > 0 {
+					break
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if m, _ := filepath.Glob(part); len(m) == 0 {
+			t.Errorf("no partial download to interrupt:\n%s", stderr.String())
+		}
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) // as Ctrl-C does: the whole group
+		if err := cmd.Wait(); err == nil {
+			t.Errorf("an interrupted fetch exited 0:\n%s", stderr.String())
+		}
+		checkNoLeftovers(t, cache)
+		if m, _ := filepath.Glob(filepath.Join(cache, "src-*")); len(m) != 0 {
+			t.Errorf("an interrupted fetch left %v", m)
+		}
+	})
 }
 
 // sourceLine: build.sh's "source: ..." line.
