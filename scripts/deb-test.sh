@@ -21,7 +21,7 @@
 #     wirespeed renders without warnings, the completion loads, the unit
 #     verifies and is not enabled, DKMS built and installed the modules for
 #     both kernels, and postinst said the running kernel is not one it
-#     builds for (when it is not).
+#     builds for (when it is not), or that its headers are missing.
 #  4. apt remove: no module, no binary left; apt purge: the file list equals
 #     the baseline (dpkg's and apt's own state, logs and caches aside).
 # Mounts and the root are removed on any exit, Ctrl-C included. Exit 0
@@ -257,6 +257,10 @@ running="$(uname -r)"
 if ! printf '%s\n' "$running" | grep -Eq "$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' kernel/usbnet/dkms.conf)"; then
 	grep -q "kernel $running is not one these patches are for" "$logs/install.log"
 	okif $? "postinst says the running kernel $running is not one the series builds for"
+elif [ ! -f "$root/lib/modules/$running/build/Makefile" ]; then
+	# a kernel of a supported family (this machine's 6.18, say) without headers in the root
+	grep -q "the running kernel $running has no headers installed" "$logs/install.log"
+	okif $? "postinst says the running kernel $running (a supported family) has no headers installed"
 fi
 
 # --- 4. remove, purge ---------------------------------------------------------

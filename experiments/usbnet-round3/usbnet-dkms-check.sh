@@ -543,11 +543,11 @@ rm -rf "${root:?}/lib/modules/$refuse_kver"
 in_root dkms build "$pkgname/$version" -k "$refuse_kver" >"$rlogs/refusal.log" 2>&1
 refuse_rc=$?
 names=false
-grep -q 'they are made for the Linux 6.1 and 6.12 families' "$rlogs/refusal.log" && names=true
+grep -q 'they are made for the Linux 6.1, 6.12 and 6.18 families and the 7.x family' "$rlogs/refusal.log" && names=true
 refusal_res=ok
 { [ $refuse_rc != 0 ] && [ $names = true ]; } || refusal_res=FAIL
 [ $refusal_res = ok ]
-okif $? "dkms build -k $refuse_kver refused (exit $refuse_rc), dkms.conf's message names the 6.1 and 6.12 families: $names"
+okif $? "dkms build -k $refuse_kver refused (exit $refuse_rc), dkms.conf's message names the supported families: $names"
 in_root dkms remove "$pkgname/$version" --all >>"$rlogs/refusal-add.log" 2>&1
 rm -rf "$dest"
 [ -z "$(in_root dkms status 2>/dev/null)" ] && [ ! -e "$root/var/lib/dkms/$pkgname" ]

@@ -267,37 +267,212 @@ func patchUnknownNote(rel string) string {
 // The kernels wirespeed's usbnet module (kernel/usbnet) builds for.
 
 // ModuleKernels matches the kernels kernel/usbnet builds for, the rule of
-// its dkms.conf: any kernel of the 6.1 or 6.12 family, whatever its name.
-var ModuleKernels = regexp.MustCompile(`^(6\.1|6\.12)\.[0-9]+([^0-9].*)?$`)
+// its dkms.conf: any kernel of the 6.1, 6.12 or 6.18 family or of the
+// tested 7.x releases (7.0-7.3), whatever its name.
+var ModuleKernels = regexp.MustCompile(`^(6\.1|6\.12|6\.18|7\.[0-3])\.[0-9]+([^0-9].*)?$`)
 
 // ModuleKernelsText says the same for people.
-const ModuleKernelsText = "the Linux 6.1 and 6.12 families (Debian 12's default 6.1.0-N, 6.12.N+deb12/+bpo/+deb13, Raspberry Pi OS 6.12.N+rpt-*, self-built 6.1.y and 6.12.y)"
+const ModuleKernelsText = "the Linux 6.1, 6.12 and 6.18 families and the tested 7.x releases 7.0-7.3 (Debian 12's 6.1.0-N and 6.12.N+deb12/+bpo, Debian 13's 6.12.N+deb13 and trixie-backports' 7.3.N+deb13, Raspberry Pi OS 6.18.N+rpt-*, Armbian 6.18.N-current-*, Ubuntu 7.0.0-N-generic/-raspi, Fedora 7.x.N-NNN.fcNN, self-built ones)"
 
 // ModuleVersion is kernel/usbnet's DKMS package version (dkms.conf).
 const ModuleVersion = "0.2"
 
+// piKernel: a Raspberry Pi OS (or Ubuntu raspi) kernel by its name:
+// 6.12.N+rpt-rpi-v8, 6.1.21-v8+, 5.15.4-0-rpi4, 5.15.0-1034-raspi.
+func piKernel(k string) bool {
+	return strings.Contains(k, "rpi") || strings.Contains(k, "raspi") || strings.HasSuffix(k, "-v8+")
+}
+
+// Which distribution a host runs decides what doctor may tell it to do
+// about its kernel: an Ubuntu host must never be told to boot Debian's.
+// Snapshots do not record /etc/os-release, so the distribution is inferred
+// from the kernel's name, conservatively: only names that only one
+// distribution gives its kernels count, anything else is unknown. The
+// finding says when its advice rests on that inference.
+
+// distro is a distribution family doctor gives kernel advice for.
+type distro int
+
+const (
+	distroUnknown distro = iota
+	distroDebian
+	distroPiOS
+	distroUbuntu
+	distroFedora
+	distroArmbian
+)
+
+func (d distro) String() string {
+	return [...]string{"an unknown distribution", "Debian", "Raspberry Pi OS", "Ubuntu", "Fedora", "Armbian"}[d]
+}
+
+// hostDistro is what doctor knows of the host's distribution.
+type hostDistro struct {
+	Distro  distro
+	Release string // "12", "13", "44"; "" when not known
+	// Inferred: read from the kernel's name, not from the host.
+	Inferred bool
+	// Why says what it was read from, for the finding.
+	Why string
+}
+
+var (
+	debSuffix = regexp.MustCompile(`\+deb(\d+)(-|$)`)
+	// Debian 12's 6.1 ABI names: 6.1.0-56-amd64, 6.1.0-28-cloud-arm64.
+	debian61 = regexp.MustCompile(`^6\.1\.0-\d+-(cloud-|rt-)?(amd64|arm64|686|686-pae|armmp|armmp-lpae|marvell|rpi|powerpc64le|s390x|loong64|riscv64)$`)
+	// Raspberry Pi OS: 6.18.20+rpt-rpi-v8, -rpi-2712; before 2023 6.1.21-v8+, -v7l+.
+	piOSName = regexp.MustCompile(`\+rpt-rpi-|^\d+\.\d+\.\d+-v[678]l?\+$`)
+	// Ubuntu's ABI names: 7.0.0-15-generic, 7.0.0-1012-raspi.
+	ubuntuName = regexp.MustCompile(`^\d+\.\d+\.\d+-\d+-(generic|generic-64k|lowlatency|raspi)$`)
+	fedoraName = regexp.MustCompile(`\.fc(\d+)\.[a-z0-9_]+$`)
+	// Armbian's branches: 6.18.8-current-rockchip64, 7.1.2-edge-bcm2711.
+	armbianName = regexp.MustCompile(`^\d+\.\d+\.\d+-(current|edge|legacy|vendor)-[a-z0-9]+$`)
+)
+
+// distroOf says which distribution the snapshot's host runs, as far as its
+// kernel's name tells.
+func distroOf(kernel string) hostDistro {
+	h := hostDistro{Inferred: true, Why: "inferred from the kernel name " + kernel}
+	switch {
+	case piOSName.MatchString(kernel):
+		h.Distro = distroPiOS
+	case debSuffix.MatchString(kernel):
+		h.Distro, h.Release = distroDebian, debSuffix.FindStringSubmatch(kernel)[1]
+	case strings.Contains(kernel, "+bpo-"):
+		// bookworm-backports named its kernels +bpo; trixie-backports +deb13
+		h.Distro = distroDebian
+		if k, ok := ParseKernel(kernel); ok && k.Major == 6 {
+			h.Release = "12"
+		}
+	case debian61.MatchString(kernel):
+		h.Distro, h.Release = distroDebian, "12"
+	case ubuntuName.MatchString(kernel):
+		h.Distro = distroUbuntu
+	case fedoraName.MatchString(kernel):
+		h.Distro, h.Release = distroFedora, fedoraName.FindStringSubmatch(kernel)[1]
+	case armbianName.MatchString(kernel):
+		h.Distro = distroArmbian
+	default:
+		h.Why = "not known: the snapshot does not record it and the kernel name " + kernel + " does not tell"
+	}
+	return h
+}
+
+// label: "Ubuntu (inferred from the kernel name 7.0.0-15-generic)".
+func (h hostDistro) label() string {
+	name := h.Distro.String()
+	if h.Distro == distroDebian && h.Release != "" {
+		name += " " + h.Release
+	}
+	if h.Distro == distroFedora && h.Release != "" {
+		name += " " + h.Release
+	}
+	if h.Distro == distroUnknown {
+		return name
+	}
+	if h.Inferred {
+		return name + " (" + h.Why + ")"
+	}
+	return name
+}
+
+// debArch: Debian's architecture name in a Debian kernel flavour, else
+// the snapshot's.
+func debArch(kernel, arch string) string {
+	for _, a := range []string{"arm64", "amd64", "686"} {
+		if strings.HasSuffix(kernel, "-"+a) {
+			if a == "686" {
+				return "686"
+			}
+			return a
+		}
+	}
+	switch arch {
+	case "aarch64", "arm64":
+		return "arm64"
+	}
+	return "amd64"
+}
+
+// newerThanTested: Linux 7.4 and later, past the tested 7.x releases.
+func newerThanTested(k Kernel) bool {
+	return k.Major > 7 || k.Major == 7 && k.Minor >= 4
+}
+
+// supportedKernelHow says how a host of distribution h reaches a kernel
+// the module builds for. It never names another distribution's kernel.
+func supportedKernelHow(h hostDistro, kernel, arch string) string {
+	k, _ := ParseKernel(kernel)
+	switch h.Distro {
+	case distroDebian:
+		a := debArch(kernel, arch)
+		switch h.Release {
+		case "12":
+			return "on Debian 12, linux-image-" + a + " is 6.1, a supported family: apt install linux-image-" + a + ", then reboot into it"
+		case "13":
+			return "on Debian 13, trixie's linux-image-" + a + " (6.12) and trixie-backports' 7.3 are supported: apt install -t trixie-backports linux-image-" + a + ", then reboot into it"
+		}
+		return "Debian 13's kernel (6.12) and trixie-backports' 7.3 are supported families"
+	case distroPiOS:
+		return "apt full-upgrade brings Raspberry Pi OS's current kernel (6.18.N+rpt-rpi-v8 / -rpi-2712), which it builds for"
+	case distroUbuntu:
+		if k.Major == 6 && k.Minor == 8 && strings.HasSuffix(kernel, "-generic") {
+			return "on Ubuntu 24.04 the HWE kernel is 7.0, a supported family: apt install --install-recommends linux-generic-hwe-24.04, then reboot into it"
+		}
+		return "Ubuntu 24.04's HWE kernel and Ubuntu 26.04 LTS's kernel are 7.0, a supported family"
+	case distroFedora:
+		return "Fedora keeps earlier kernels installed: boot a 7.0-7.3 one from the boot menu if one is still there (rpm -q kernel lists them)"
+	case distroArmbian:
+		return "armbian-config (System, Kernel) switches to Armbian's current branch (6.18) or edge (7.1), both supported"
+	}
+	return "with a kernel of one of them, build.sh takes usbnet's source from linux-source-X.Y or kernel.org, or from your own tree of that X.Y: KSRC=DIR dkms install ..."
+}
+
 // moduleRefusal says, as build.sh and dkms.conf do, why kernel k gets no
-// module and what the user can do instead.
-func moduleRefusal(k string) []string {
+// module and what the user of this distribution can do instead.
+func moduleRefusal(k string, h hostDistro, arch string) []string {
+	kk, ok := ParseKernel(k)
+	how := supportedKernelHow(h, k, arch)
+	var out []string
+	newer := ok && newerThanTested(kk)
+	if newer {
+		out = append(out, fmt.Sprintf("# wirespeed's usbnet module (kernel/usbnet) is not built for kernel %s: Linux %s is newer than the 7.x releases it is tested on (7.0, 7.1, 7.2, 7.3), and untested kernels get no KSRC override; wait for a wirespeed release that lists %s, or boot a tested kernel: %s", k, kk.Series(), kk.Series(), ModuleKernelsText))
+		if h.Distro != distroUnknown {
+			out = append(out, "# "+how)
+		}
+	}
 	if Has(k, "usbnet-bql") == datapath.Yes {
 		bql := fact("usbnet-bql")
-		out := []string{"# wirespeed's usbnet module (kernel/usbnet) is not for kernel " + k + ": Linux " + bql.Release +
-			"+ has usbnet's BQL in tree; only the NAPI + GRO half is still missing upstream, and the module builds for " + ModuleKernelsText + " only"}
+		if newer {
+			out = append(out, "# until then its in-tree usbnet has BQL (Linux "+bql.Release+"+); only the NAPI + GRO half is still missing upstream")
+		} else {
+			out = append(out, "# wirespeed's usbnet module (kernel/usbnet) is not for kernel "+k+": Linux "+bql.Release+
+				"+ has usbnet's BQL in tree; only the NAPI + GRO half is still missing upstream, and the module builds for "+ModuleKernelsText+" only; "+how)
+		}
 		if fix := fact("usbnet-bql-resume-fix"); Has(k, fix.Key) != datapath.Yes {
 			out = append(out, "# if this device suspends (USB autosuspend, system sleep), check that kernel "+k+" carries \""+fix.Commit+
 				"\" ("+fix.What+")")
 		}
 		return out
 	}
-	how := "boot a kernel of one of them (Debian 12's linux-image-amd64/-arm64 is 6.1) to use it"
-	if piKernel(k) {
-		how = "apt full-upgrade brings Raspberry Pi OS's current kernel (6.12.N+rpt-rpi-v8 / -rpi-2712 on bookworm, 6.1 on bullseye), which it builds for"
-	}
-	return []string{"# wirespeed's usbnet module (kernel/usbnet) does not apply to kernel " + k + ": it builds for " + ModuleKernelsText + "; " + how}
+	return append(out, "# wirespeed's usbnet module (kernel/usbnet) does not apply to kernel "+k+": it builds for "+ModuleKernelsText+"; "+how)
 }
 
-// piKernel: a Raspberry Pi OS (or Ubuntu raspi) kernel by its name:
-// 6.12.N+rpt-rpi-v8, 6.1.21-v8+, 5.15.4-0-rpi4, 5.15.0-1034-raspi.
-func piKernel(k string) bool {
-	return strings.Contains(k, "rpi") || strings.Contains(k, "raspi") || strings.HasSuffix(k, "-v8+")
+// moduleNotes: what a host of distribution h needs to know when the
+// module builds for its kernel k: where the headers and the source come
+// from.
+func moduleNotes(k string, h hostDistro) []string {
+	switch h.Distro {
+	case distroDebian:
+		return []string{"# headers: apt install linux-headers-" + k + "; usbnet's source: linux-source-X.Y from Debian's archive (6.1, 6.12, 7.2, 7.3), else kernel.org's release (network needed)"}
+	case distroPiOS:
+		return []string{"# Raspberry Pi OS: apt install linux-headers-" + k + " (apt full-upgrade keeps the kernel current, and DKMS rebuilds the module for each new one); usbnet's source: linux-source-X.Y from Debian's archive where it has one (6.1, 6.12), else kernel.org's release of the kernel's version (network needed)"}
+	case distroUbuntu:
+		return []string{"# Ubuntu: apt install linux-headers-" + k + " dkms; its X.Y.0-N name does not carry the patch level: build.sh reads the upstream release from /proc/version_signature (the running kernel) and fetches it from kernel.org (network needed)"}
+	case distroFedora:
+		return []string{"# Fedora: dnf install kernel-devel-" + k + " dkms; usbnet's source: kernel.org's release of the kernel's version (network needed)"}
+	case distroArmbian:
+		return []string{"# Armbian: install the headers with armbian-config (or apt install linux-headers-BRANCH-BOARD); usbnet's source: kernel.org's release of the kernel's version (network needed)"}
+	}
+	return []string{"# usbnet's source: linux-source-X.Y if installed or in apt's archive, else kernel.org's release (network needed), or your own tree: KSRC=DIR dkms install ..."}
 }

@@ -110,6 +110,40 @@ func TestModuleKernelsMatchDKMS(t *testing.T) {
 	if string(m[1]) != ModuleKernels.String() {
 		t.Errorf("dkms.conf accepts %s, doctor recommends the module for %s", m[1], ModuleKernels)
 	}
+	// and on every name kernel/usbnet/test-kver.sh checks build.sh and
+	// dkms.conf with, the same verdict
+	tk, err := os.ReadFile("../../kernel/usbnet/test-kver.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for list, want := range map[string]bool{"accept": true, "refuse": false} {
+		lm := regexp.MustCompile(`(?ms)^` + list + `="([^"]+)"`).FindSubmatch(tk)
+		if lm == nil {
+			t.Fatalf("no %s list in test-kver.sh", list)
+		}
+		names := strings.Fields(string(lm[1]))
+		if len(names) < 20 {
+			t.Fatalf("test-kver.sh's %s list has %d names", list, len(names))
+		}
+		for _, n := range names {
+			if list == "accept" {
+				n = n[strings.IndexByte(n, ':')+1:] // family:name
+			}
+			if ModuleKernels.MatchString(n) != want {
+				t.Errorf("test-kver.sh has %s in its %s list, doctor's rule says the opposite", n, list)
+			}
+		}
+	}
+	// names users run (November 2026), each way
+	for n, want := range map[string]bool{
+		"6.18.15+deb13-amd64": true, "6.18.20+rpt-rpi-2712": true, "6.18.8-current-bcm2711": true,
+		"7.0.0-15-generic": true, "7.0.0-1012-raspi": true, "7.3.2-200.fc44.aarch64": true, "7.2.13+deb14-amd64": true,
+		"6.19.2-amd64": false, "7.4.1": false, "7.4.0-rc3": false, "6.8.0-45-generic": false, "8.0": false, "6.6.51+rpt-rpi-v8": false,
+	} {
+		if ModuleKernels.MatchString(n) != want {
+			t.Errorf("doctor's rule on %s: %v, want %v", n, !want, want)
+		}
+	}
 	v := regexp.MustCompile(`(?m)^PACKAGE_VERSION="([^"]+)"`).FindSubmatch(b)
 	if v == nil || string(v[1]) != ModuleVersion {
 		t.Errorf("dkms.conf's PACKAGE_VERSION is %q, doctor installs wirespeed-usbnet/%s", v, ModuleVersion)

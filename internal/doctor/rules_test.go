@@ -24,8 +24,10 @@ func TestRules(t *testing.T) {
 	}{
 		// 1. usbnet backlog
 		{name: "usbnet on the Pi", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Warn, text: "does not apply to kernel 5.15.4-0-rpi4"},
-		{name: "usbnet on the Pi's old kernel: the way to a supported one is Pi OS's own", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Warn,
-			text: "apt full-upgrade"},
+		{name: "usbnet on the Pi's Alpine kernel: an unknown distribution is told the families and KSRC", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Warn,
+			text: "KSRC=DIR"},
+		{name: "usbnet on a Raspberry Pi OS 6.6 kernel: the way to a supported one is Pi OS's own", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Warn,
+			change: func(t *testing.T, in *Input) { in.Snap.Host.Kernel = "6.6.74+rpt-rpi-2712" }, text: "apt full-upgrade"},
 		{name: "usbnet on a Debian 6.12 kernel gets the module", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Warn,
 			change: func(t *testing.T, in *Input) { in.Snap.Host.Kernel = "6.12.57+deb12-arm64" }, text: "dkms install wirespeed-usbnet"},
 		{name: "usbnet on a backports kernel gets the module", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Warn,

@@ -56,6 +56,7 @@ func checkUSBNet(in *Input) ([]Finding, []Skipped) {
 			f.Unchecked = append(f.Unchecked, "how many packets take this path now: needs --observe")
 		}
 		f.Fix = usbnetFix(in.Snap, d)
+		f.Unchecked = append(f.Unchecked, distroUnchecked(in.Snap.Host.Kernel)...)
 		out = append(out, f)
 	}
 	return out, nil
@@ -64,13 +65,23 @@ func checkUSBNet(in *Input) ([]Finding, []Skipped) {
 func usbnetFix(s *inspect.Snapshot, d *inspect.Device) *Fix {
 	fix := &Fix{}
 	k := s.Host.Kernel
+	h := distroOf(k)
 	if ModuleKernels.MatchString(k) {
+		on := ""
+		if h.Distro != distroUnknown {
+			on = " on " + h.label()
+		}
 		fix.Commands = append(fix.Commands,
-			"# kernel "+k+" matches wirespeed's usbnet module (NAPI + GRO for usbnet RX, plus BQL):",
+			"# kernel "+k+" matches wirespeed's usbnet module (NAPI + GRO for usbnet RX, plus BQL)"+on+":")
+		fix.Commands = append(fix.Commands, moduleNotes(k, h)...)
+		fix.Commands = append(fix.Commands,
 			"cp -r kernel/usbnet /usr/src/wirespeed-usbnet-"+ModuleVersion+" && dkms install wirespeed-usbnet/"+ModuleVersion,
 			fmt.Sprintf("modprobe -r %s usbnet && modprobe %s", d.Driver, d.Driver))
 	} else {
-		fix.Commands = append(fix.Commands, moduleRefusal(k)...)
+		if h.Distro != distroUnknown {
+			fix.Commands = append(fix.Commands, "# this host: "+h.label())
+		}
+		fix.Commands = append(fix.Commands, moduleRefusal(k, h, s.Host.Arch)...)
 	}
 	cpus, known := rpsCPUs(d)
 	if known && len(cpus) == 0 && len(onlineCPUs(s)) > 1 {
@@ -79,7 +90,19 @@ func usbnetFix(s *inspect.Snapshot, d *inspect.Device) *Fix {
 	}
 	fix.Caveat = "The module replaces usbnet and every minidriver on it (struct usbnet changes); `dkms remove wirespeed-usbnet/" + ModuleVersion + " --all` goes back to the stock modules."
 	if ModuleKernels.MatchString(k) && piKernel(k) {
-		fix.Caveat += " On Raspberry Pi OS the module is built from Debian's linux-source of the same family, which lacks the Raspberry Pi tree's own changes to drivers/net/usb (smsc95xx's extra parameters, say); to keep them, build with that tree: KSRC=DIR dkms install ..."
+		fix.Caveat += " Raspberry Pi kernels are built from the Raspberry Pi tree, whose drivers/net/usb carries a few changes of its own (smsc95xx's extra parameters, say); the module is built from upstream's usbnet (Debian's linux-source or kernel.org's release), which lacks them; to keep them, build with that tree: KSRC=DIR dkms install ..."
 	}
 	return fix
+}
+
+// distroUnchecked: what the usbnet advice assumed about the distribution.
+func distroUnchecked(kernel string) []string {
+	h := distroOf(kernel)
+	if h.Distro == distroUnknown {
+		return []string{"the distribution (" + h.Why + "): the advice names the supported kernel families, not how this host gets one"}
+	}
+	if h.Inferred {
+		return []string{"the distribution: " + h.label() + "; the snapshot does not record /etc/os-release"}
+	}
+	return nil
 }

@@ -1,16 +1,19 @@
 #!/bin/bash
 # Build wirespeed's usbnet (RX through NAPI + GRO, polled in softirq by
 # default - threaded polling is opt-in through /sys/class/net/DEV/threaded -
-# plus BQL) and every usbnet minidriver, for one kernel of the 6.1 or 6.12
-# family. The patches in patches/FAMILY/ are applied at build time to the
-# kernel's own source; nothing of the kernel is kept here.
+# plus BQL) and every usbnet minidriver, for one kernel of the 6.1, 6.12 or
+# 6.18 family or a tested 7.x release (7.0-7.3: one series, the 7.x family).
+# The patches in patches/FAMILY/ are applied at build time to the kernel's
+# own source; nothing of the kernel is kept here.
 #
 #   build.sh --kver KVER [--kdir DIR] [--ksrc DIR] [--debver VER]
 #            [--out DIR] [--cache DIR] [--source-only] [--check-kver]
 #            [--no-series] [--extra-patch FILE]... [--lab-bus]
 #
 # --kver  the kernel release (uname -r): 6.1.0-56-amd64, 6.12.117+deb12-amd64,
-#         6.12.47+rpt-rpi-v8, 6.12.40-custom, ... any 6.1.y or 6.12.y.
+#         6.18.20+rpt-rpi-v8, 6.18.8-current-rockchip64, 7.0.0-15-generic,
+#         7.1.4-200.fc44.x86_64, 7.3.4+deb13-amd64, ... any 6.1.y, 6.12.y,
+#         6.18.y, 7.0.y-7.3.y (dkms.conf's BUILD_EXCLUSIVE_KERNEL).
 # --kdir  the kernel's build directory (DKMS passes /lib/modules/KVER/build;
 #         without it, /lib/modules/KVER/build when the headers are installed).
 #         For Debian's own kernel names the headers packages are otherwise
@@ -19,11 +22,20 @@
 #         kernel on an amd64 host (6.12.117+deb12-arm64): its headers through
 #         private arm64 apt lists in the cache, this host's linux-kbuild, and
 #         aarch64-linux-gnu-gcc (apt-get install gcc-aarch64-linux-gnu).
-# --ksrc  a kernel source tree of the same family to take usbnet from (also
+# --ksrc  a kernel source tree of the kernel's X.Y to take usbnet from (also
 #         KSRC=DIR in the environment, which DKMS passes on). Without it the
 #         source is an installed linux-source-X.Y (/usr/src/linux-source-X.Y.tar.xz),
 #         else linux-source-X.Y fetched with apt-get download, the version
-#         closest to the kernel's patch level (--debver VER picks one).
+#         closest to the kernel's patch level (--debver VER picks one), else
+#         kernel.org's linux-X.Y.Z.tar.xz of the kernel's own X.Y.Z (from its
+#         headers' Makefile), checked against the directory's sha256sums.asc.
+# --kernel-org   skip linux-source-X.Y: take kernel.org's release directly.
+# --upstream VER the kernel.org release to take (X.Y.Z or X.Y, of the
+#         kernel's X.Y) when the kernel's patch level is unknown or not wanted;
+#         implies --kernel-org.
+# --mirror URL   where kernel.org's releases are (also WIRESPEED_KERNEL_MIRROR;
+#         default https://cdn.kernel.org/pub/linux/kernel): URL/vN.x/linux-X.Y.Z.tar.xz
+#         and URL/vN.x/sha256sums.asc. Needs curl or wget.
 # --source-only  fetch and unpack the source, print its directory, stop.
 # --check-kver   only say whether KVER is a kernel these patches are for.
 # --no-series    build the stock sources (lab comparisons only).
@@ -37,6 +49,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 kver="" kdir="" ksrc="${KSRC:-}" debver="" out="" source_only="" check_only="" series=1
+kernel_org="" upstream="" mirror="${WIRESPEED_KERNEL_MIRROR:-https://cdn.kernel.org/pub/linux/kernel}"
 extra=() lab_bus=""
 if [ "$(id -u)" = 0 ]; then base=/var/cache/wirespeed; else base="${XDG_CACHE_HOME:-$HOME/.cache}/wirespeed"; fi
 cache="${WIRESPEED_CACHE:-$base}/usbnet"
@@ -53,12 +66,15 @@ while [ $# -gt 0 ]; do
 	--debver) need_arg "$@"; debver="$2"; shift 2 ;;
 	--out) need_arg "$@"; out="$2"; shift 2 ;;
 	--cache) need_arg "$@"; cache="$2"; shift 2 ;;
+	--kernel-org) kernel_org=1; shift ;;
+	--upstream) need_arg "$@"; upstream="$2"; kernel_org=1; shift 2 ;;
+	--mirror) need_arg "$@"; mirror="$2"; shift 2 ;;
 	--source-only) source_only=1; shift ;;
 	--check-kver) check_only=1; shift ;;
 	--no-series) series=""; shift ;;
 	--lab-bus) lab_bus=1; shift ;;
 	--extra-patch) need_arg "$@"; extra+=("$2"); shift 2 ;;
-	-h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
 done
@@ -75,9 +91,23 @@ if ! [[ "$kver" =~ $BUILD_EXCLUSIVE_KERNEL ]]; then
 	wirespeed_usbnet_refusal "$kver"
 	exit 1
 fi
-family="${BASH_REMATCH[1]}" # 6.1 or 6.12
-[ -z "$check_only" ] || { say "kernel $kver accepted (the $family family: patches/$family)"; exit 0; }
-[ -d "$here/patches/$family" ] || die "no patches/$family in $here"
+# xy: the kernel's X.Y (its linux-source-X.Y, the kernel.org directory);
+# family: the series, patches/FAMILY (7.0-7.3 share one, patches/7.x).
+xy="${BASH_REMATCH[1]}"
+case "$xy" in
+7.*) family=7.x ;;
+*) family="$xy" ;;
+esac
+if [ -n "$check_only" ]; then
+	if [ "$family" = "$xy" ]; then
+		say "kernel $kver accepted (the $family family: patches/$family)"
+	else
+		say "kernel $kver accepted (Linux $xy, the $family family: patches/$family)"
+	fi
+	exit 0
+fi
+[ -d "$here/patches/$family" ] ||
+	die "kernel $kver is of the $family family, but this copy of wirespeed-usbnet has no patches/$family (in $here): use a wirespeed release that carries it"
 
 for tool in tar patch make; do
 	command -v "$tool" >/dev/null || die "$tool is missing (apt-get install tar patch make)"
@@ -247,74 +277,214 @@ if [ -n "$kdir" ]; then
 fi
 
 # The kernel's patch level: its build directory knows it (Debian's
-# 6.1.0-N names do not); else its name.
-sub=""
-[ -z "$kdir" ] || sub="$(sublevel_of_kdir "$kdir")"
-if [ -z "$sub" ] && [[ "$kver" =~ ^6\.[0-9]+\.([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != 0 ]; then
-	sub="${BASH_REMATCH[1]}"
+# 6.1.0-N names do not carry it); else its name. ABI names X.Y.0-N-FLAVOUR
+# whose headers say SUBLEVEL 0 are Ubuntu's: Ubuntu keeps SUBLEVEL 0 and
+# counts stable updates in N, and names the upstream release it is based on
+# in /proc/version_signature ("Ubuntu 7.0.0-15.15-generic 7.0.5") - known
+# for the running kernel only.
+sub="" sub_from=""
+if [ -n "$kdir" ]; then
+	sub="$(sublevel_of_kdir "$kdir")"
+	[ -z "$sub" ] || sub_from="its headers' Makefile"
 fi
-kpl="$family${sub:+.$sub}"
+abi_name=""
+[[ "$kver" =~ ^[0-9]+\.[0-9]+\.0-[0-9]+-[^.]+$ ]] && abi_name=1
+if [ -n "$abi_name" ] && [ "${sub:-0}" = 0 ]; then
+	sub="" sub_from=""
+	sig="${WIRESPEED_VERSION_SIGNATURE:-/proc/version_signature}"
+	if [ -r "$sig" ] && { [ "$kver" = "$(uname -r)" ] || [ -n "${WIRESPEED_VERSION_SIGNATURE:-}" ]; }; then
+		v="$(awk '{ print $NF; exit }' "$sig" 2>/dev/null || true)"
+		if [[ "$v" =~ ^([0-9]+\.[0-9]+)\.([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "$xy" ]; then
+			sub="${BASH_REMATCH[2]}" sub_from="$sig"
+		fi
+	fi
+elif [ -z "$sub" ] && [[ "$kver" =~ ^[0-9]+\.[0-9]+\.([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != 0 ]; then
+	sub="${BASH_REMATCH[1]}" sub_from="its name"
+fi
+kpl="$xy${sub:+.$sub}"
 
-# 2. The source: --ksrc/KSRC, an installed linux-source-X.Y, or one fetched.
-# Only what the build needs is unpacked.
+# 2. The source: --ksrc/KSRC, an installed linux-source-X.Y, one fetched
+# with apt-get download, or kernel.org's release. Only what the build needs
+# is unpacked, into a directory that is renamed into place when complete.
 files=(drivers/net/usb include/linux/usb/usbnet.h include/linux/usb/cdc_ncm.h
 	drivers/usb/gadget/udc/dummy_hcd.c scripts/checkpatch.pl scripts/spelling.txt
 	scripts/const_structs.checkpatch)
 differs() { # SOURCE_PATCHLEVEL WHAT -> a note when it is not the kernel's
 	if [ -z "$sub" ]; then
-		say "the kernel's patch level is unknown (no SUBLEVEL in its headers): $2 is $1"
-	elif [ "$1" != "$family.$sub" ]; then
+		say "the kernel's patch level is unknown (not in its name, nor in its headers): $2 is $1"
+	elif [ "$1" != "$xy.$sub" ]; then
 		say "note: $2 is $1, the kernel is $kpl: usbnet is built from a source of another patch level"
 	fi
 }
-if [ -n "$ksrc" ]; then
-	ksrc="$(cd "$ksrc" 2>/dev/null && pwd)" || die "--ksrc/KSRC: no such directory"
-	[ -f "$ksrc/drivers/net/usb/usbnet.c" ] && [ -f "$ksrc/include/linux/usb/usbnet.h" ] ||
-		die "--ksrc $ksrc is not a kernel source tree (no drivers/net/usb/usbnet.c)"
-	tf="$(family_of_tree "$ksrc" || true)"
-	[ "$tf" = "$family" ] || die "--ksrc $ksrc is Linux ${tf:-?} (its Makefile), the kernel $kver is of the $family family"
-	src="$ksrc"
-	srcname="the tree $ksrc (Linux $tf.$(sublevel_of_tree "$ksrc"))"
-	differs "$tf.$(sublevel_of_tree "$ksrc")" "the source ($ksrc)"
-else
-	pkg="linux-source-$family"
+# unpack TOP WHAT CMD...: CMD writes a tar.xz of a tree under TOP/ to its
+# stdout; only $files go to $src, through $src.part.PID. 0 when unpacked.
+unpack() {
+	local top="$1" what="$2" part="$src.part.$$"
+	shift 2
+	rm -rf "$part" && mkdir -p "$part"
+	tmp_dirs+=("$part")
+	if ! "$@" | tar -xJ -C "$part" --strip-components=1 "${files[@]/#/$top/}" "$top/Makefile"; then
+		rm -rf "$part"
+		say "could not unpack $what"
+		return 1
+	fi
+	echo "$srcname" >"$part/.complete"
+	rm -rf "$src" && mv "$part" "$src"
+}
+tmp_dirs=()
+cleanup() { local d; for d in "${tmp_dirs[@]+"${tmp_dirs[@]}"}"; do rm -rf "$d"; done; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP # so that the EXIT trap runs on Ctrl-C too
+not_found=() # why each source was not taken
+
+# debian_source: an installed or fetched linux-source-X.Y; 1 when none.
+debian_source() {
+	local pkg="linux-source-$xy" installed from deb
 	installed="$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$pkg" 2>/dev/null || true)"
 	if [ -z "$debver" ] && [[ "$installed" == "ii "* ]] && [ -f "/usr/src/$pkg.tar.xz" ]; then
 		debver="${installed#ii }"
-		from=installed
+		from="installed"
 	else
-		from=fetched
+		from="Debian's archive"
 		if [ -z "$debver" ]; then
-			command -v apt-cache >/dev/null || die "no $pkg installed and no apt-cache to find one: give --ksrc DIR (a $family kernel tree)"
+			if ! command -v apt-cache >/dev/null; then
+				not_found+=("no $pkg installed, and no apt to fetch one")
+				return 1
+			fi
 			# The version closest to the kernel's patch level (ties: the newer).
 			debver="$(apt-cache madison "$pkg" 2>/dev/null | awk -F'|' -v want="${sub:--1}" '
 				{ v = $2; gsub(/ /, "", v); split(v, a, /[.-]/); n = a[3] + 0
 				  d = want < 0 ? -n : (n > want ? n - want : want - n)
 				  if (best == "" || d < bd || (d == bd && n > bn)) { best = v; bd = d; bn = n } }
 				END { print best }')"
-			[ -n "$debver" ] || die "apt knows no $pkg (run apt-get update with Debian's archive in sources.list), none is installed; or give --ksrc DIR (a $family kernel tree)"
+			if [ -z "$debver" ]; then
+				not_found+=("no $pkg installed, and apt knows none (Debian's archive carries linux-source-6.1, -6.12, -7.2 and -7.3; not 6.18)")
+				return 1
+			fi
 		fi
 	fi
 	src="$cache/src-$pkg-$debver"
 	srcname="$pkg $debver ($from)"
-	if [ ! -f "$src/.complete" ]; then
-		rm -rf "$src" && mkdir -p "$src"
-		top="$pkg"
-		if [ "$from" = installed ]; then
-			say "extracting drivers/net/usb from the installed $pkg $debver"
-			tarball() { cat "/usr/src/$pkg.tar.xz"; }
-		else
-			command -v dpkg-deb >/dev/null || die "dpkg-deb is missing: give --ksrc DIR"
-			deb="$(fetch "$pkg=$debver")"
-			say "extracting drivers/net/usb from $(basename "$deb")"
-			tarball() { dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$pkg.tar.xz"; }
-		fi
-		tarball | tar -xJ -C "$src" --strip-components=1 "${files[@]/#/$top/}" "$top/Makefile" ||
-			die "could not unpack $pkg $debver"
-		touch "$src/.complete"
+	[ -f "$src/.complete" ] && return 0
+	if [ "$from" = installed ]; then
+		say "extracting drivers/net/usb from the installed $pkg $debver"
+		unpack "$pkg" "the installed $pkg $debver" cat "/usr/src/$pkg.tar.xz" || die "could not unpack /usr/src/$pkg.tar.xz"
+		return 0
 	fi
-	differs "$(echo "$debver" | sed 's/^\([0-9]*\.[0-9]*\.[0-9]*\).*/\1/')" "$srcname"
+	command -v dpkg-deb >/dev/null || { not_found+=("dpkg-deb is missing to unpack $pkg"); return 1; }
+	if ! deb="$(fetch "$pkg=$debver")"; then
+		not_found+=("apt-get download $pkg=$debver failed")
+		return 1
+	fi
+	say "extracting drivers/net/usb from $(basename "$deb")"
+	debtar() { dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$pkg.tar.xz"; }
+	unpack "$pkg" "$pkg $debver" debtar || die "could not unpack $pkg $debver ($deb)"
+}
+
+# http_get URL FILE: 0 when fetched; else 1 and http_err says why.
+http_get() {
+	local code
+	http_err=""
+	if command -v curl >/dev/null; then
+		code="$(curl -sS -L --proto '=http,https' -o "$2" -w '%{http_code}' "$1" 2>"$2.err" || true)"
+		if [ "$code" = 200 ]; then rm -f "$2.err"; return 0; fi
+		case "$code" in
+		404) http_err="not found there (HTTP 404)" ;;
+		000 | "") http_err="$(tail -n 1 "$2.err" 2>/dev/null) (no answer)" ;;
+		*) http_err="HTTP $code" ;;
+		esac
+	elif command -v wget >/dev/null; then
+		if wget -q -O "$2" "$1" 2>"$2.err"; then rm -f "$2.err"; return 0; fi
+		http_err="wget failed (exit $?: 8 is an error answer such as 404, 4 a network failure)"
+	else
+		http_err="neither curl nor wget is installed"
+	fi
+	rm -f "$2" "$2.err"
+	return 1
+}
+
+# kernel_org_source: kernel.org's linux-X.Y.Z.tar.xz of the kernel's own
+# X.Y.Z (X.Y when the patch level is 0 or unknown), checked against the
+# directory's sha256sums.asc; 1 when it could not be had.
+kernel_org_source() {
+	local v="${upstream:-$xy${sub:+.$sub}}" major name dir part sums want got check
+	[[ ! "$v" =~ ^[0-9]+\.[0-9]+\.0$ ]] || v="${v%.0}" # kernel.org names X.Y.0 linux-X.Y
+	if ! [[ "$v" =~ ^([0-9]+)\.([0-9]+)(\.[0-9]+)?$ ]] || [ "${BASH_REMATCH[1]}.${BASH_REMATCH[2]}" != "$xy" ]; then
+		die "--upstream $upstream: give a kernel.org release of Linux $xy (the kernel's X.Y): $xy.N or $xy"
+	fi
+	major="${BASH_REMATCH[1]}" name="linux-$v.tar.xz"
+	dir="${mirror%/}/v$major.x"
+	src="$cache/src-linux-$v"
+	if [ -f "$src/.complete" ]; then
+		srcname="$(cat "$src/.complete")"
+		return 0
+	fi
+	case "$dir" in http://* | https://*) ;; *) die "--mirror $mirror: give an http:// or https:// URL" ;; esac
+	mkdir -p "$cache/dl"
+	# what a killed run (kill -9, power loss) left: never used, only in the way
+	find "$cache/dl" "$cache" -maxdepth 1 -name '*.part.*' -mmin +240 -exec rm -rf {} + 2>/dev/null || true
+	part="$cache/dl/$name.part.$$" sums="$cache/dl/sha256sums.asc.part.$$"
+	tmp_dirs+=("$part" "$part.err" "$sums" "$sums.err")
+	[ -n "$sub" ] || [ -n "$upstream" ] ||
+		say "the kernel's patch level is unknown (an ABI name, and not the running kernel's /proc/version_signature): taking Linux $xy itself; --upstream $xy.N picks a stable release"
+	say "fetching $dir/$name (about 150 MB; only drivers/net/usb and a few files are kept)"
+	if ! http_get "$dir/$name" "$part"; then
+		not_found+=("$dir/$name: $http_err")
+		return 1
+	fi
+	if http_get "$dir/sha256sums.asc" "$sums"; then
+		want="$(awk -v n="$name" '$2 == n && $1 ~ /^[0-9a-f]+$/ && length($1) == 64 { print $1; exit }' "$sums")"
+		if [ -z "$want" ]; then
+			check="no checksum checked: $dir/sha256sums.asc lists no $name"
+		else
+			got="$(sha256sum "$part" | awk '{ print $1 }')"
+			if [ "$got" != "$want" ]; then
+				rm -f "$part"
+				not_found+=("$dir/$name: its sha256 $got is not the $want of $dir/sha256sums.asc: refused and deleted (a damaged download or a wrong mirror)")
+				return 1
+			fi
+			check="sha256 ok against $dir/sha256sums.asc (its PGP signature not checked)"
+		fi
+	else
+		check="no checksum checked: $dir/sha256sums.asc: $http_err"
+	fi
+	rm -f "$sums"
+	case "$check" in no\ checksum*) say "warning: $check" ;; esac
+	srcname="$dir/$name, $check"
+	say "extracting drivers/net/usb from $name"
+	unpack "linux-$v" "$name" cat "$part" || { rm -f "$part"; not_found+=("$dir/$name: not a kernel tarball with linux-$v/drivers/net/usb"); return 1; }
+	rm -f "$part"
+	tv="$(family_of_tree "$src" || true).$(sublevel_of_tree "$src" || true)"
+	if [ "$tv" != "$v" ] && [ "$tv" != "$v.0" ]; then
+		rm -rf "$src"
+		not_found+=("$dir/$name: its Makefile says Linux $tv, not $v")
+		return 1
+	fi
+}
+
+src="" debver_opt="$debver"
+if [ -n "$ksrc" ]; then
+	ksrc="$(cd "$ksrc" 2>/dev/null && pwd)" || die "--ksrc/KSRC: no such directory"
+	[ -f "$ksrc/drivers/net/usb/usbnet.c" ] && [ -f "$ksrc/include/linux/usb/usbnet.h" ] ||
+		die "--ksrc $ksrc is not a kernel source tree (no drivers/net/usb/usbnet.c)"
+	tf="$(family_of_tree "$ksrc" || true)"
+	[ "$tf" = "$xy" ] || die "--ksrc $ksrc is Linux ${tf:-?} (its Makefile), the kernel $kver is Linux $xy"
+	src="$ksrc"
+	srcname="the tree $ksrc (Linux $tf.$(sublevel_of_tree "$ksrc"))"
+	differs "$tf.$(sublevel_of_tree "$ksrc")" "the source ($ksrc)"
+else
+	if [ -z "$kernel_org" ] && debian_source; then
+		differs "$(echo "$debver" | sed 's/^\([0-9]*\.[0-9]*\.[0-9]*\).*/\1/')" "$srcname"
+	elif [ -n "$debver_opt" ] && [ -z "$kernel_org" ]; then
+		die "linux-source-$xy $debver (--debver): ${not_found[*]}"
+	elif kernel_org_source; then
+		differs "$(family_of_tree "$src").$(sublevel_of_tree "$src")" "the source"
+	else
+		reasons="$(printf '; %s' "${not_found[@]}")"
+		die "no source of Linux $kpl's drivers/net/usb for $kver: ${reasons#; }. What to do: on Debian or Raspberry Pi OS, apt-get install linux-source-$xy if the archive has it; otherwise give a Linux $xy tree with KSRC=DIR (--ksrc DIR); the kernel.org fetch needs network access to $mirror (WIRESPEED_KERNEL_MIRROR=URL or --mirror URL for another mirror)"
+	fi
 fi
+say "source: $srcname"
 if [ -n "$source_only" ]; then
 	echo "$src"
 	exit 0
@@ -345,7 +515,7 @@ extra_patches=()
 for p in "${extra[@]+"${extra[@]}"}"; do extra_patches+=("$(lab_patch "$p")"); done
 for p in "${series_patches[@]+"${series_patches[@]}"}" "${extra_patches[@]+"${extra_patches[@]}"}"; do
 	patch -d "$tree" -p1 -s --batch --forward --no-backup-if-mismatch <"$p" >"$out/patch.log" 2>&1 ||
-		{ cat "$out/patch.log" >&2; die "$(basename "$p") does not apply to $srcname; give --ksrc with a $family tree it applies to, or --debver another linux-source-$family"; }
+		{ cat "$out/patch.log" >&2; die "$(basename "$p") does not apply to $srcname; give --ksrc with a $family tree it applies to, or --debver another linux-source-$xy (--upstream X.Y.Z: another kernel.org release)"; }
 done
 
 # Cross builds: the build directory's configuration names its architecture.

@@ -1,29 +1,39 @@
 #!/bin/bash
 # test-kver.sh - the kernel-name rule that build.sh and dkms.conf share:
-# every name below must be accepted (or refused) by both, a refusal must
-# name the families that are accepted and what to do, and on 6.19+ say that
-# only the NAPI + GRO half is missing there. Exit 1 on the first mismatch.
+# every name below must be accepted (or refused) by both, for the family
+# given (7.0-7.3 are one family, 7.x); a refusal must name the families
+# that are accepted and what to do; on 6.19 say that only the NAPI + GRO
+# half is missing there, and on 7.4 and later that they are untested, with
+# no KSRC override. Exit 1 on the first mismatch.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
-# family:name - Debian 12 stock, security, backports, Debian 13, Raspberry
-# Pi OS, self-built
+# family:name - Debian 12 stock, security, backports, Debian 13 and its
+# backports, Debian sid, Raspberry Pi OS, Armbian, Ubuntu, Fedora, self-built
 accept="6.1:6.1.0-56-amd64 6.1:6.1.0-28-arm64 6.1:6.1.0-56-cloud-amd64 6.1:6.1.0-56-rt-arm64
 	6.12:6.12.117+deb12-amd64 6.12:6.12.107+deb12-arm64 6.12:6.12.38+deb12-rt-amd64
 	6.12:6.12.9+bpo-amd64 6.12:6.12.57+deb13-arm64 6.12:6.12.57+deb13-cloud-amd64
 	6.12:6.12.47+rpt-rpi-v8 6.12:6.12.47+rpt-rpi-2712 6.12:6.12.40 6.1:6.1.158-custom
-	6.1:6.1.21-v8+ 6.12:6.12.9+bpo-686"
+	6.1:6.1.21-v8+ 6.12:6.12.9+bpo-686
+	6.18:6.18.15+deb13-amd64 6.18:6.18.20+rpt-rpi-v8 6.18:6.18.20+rpt-rpi-2712
+	6.18:6.18.8-current-rockchip64 6.18:6.18.8-current-bcm2711 6.18:6.18.19
+	7.x:7.0.0-15-generic 7.x:7.0.0-1012-raspi 7.x:7.1.4-200.fc44.x86_64 7.x:7.3.2-200.fc44.aarch64
+	7.x:7.3.4+deb13-amd64 7.x:7.3.4+deb13-arm64 7.x:7.2.13+deb14-amd64 7.x:7.1.2-edge-rockchip64"
 refuse="5.15.0-91-generic 5.15.4-0-rpi4 6.6.51+rpt-rpi-v8 6.6.74+rpt-rpi-2712 6.8.0-45-generic
-	6.10.3 6.18.44-fc-v657 6.19.2-amd64 6.20.0 7.0.1 6.12+deb12-amd64 6.120.1+deb12-amd64
-	16.12.1+deb12-amd64 x6.12.1+deb12-amd64 6.1 6.12"
+	6.10.3 6.17.9 6.19.2-amd64 6.19.0-rc1 6.20.0 6.180.1 6.18 6.1 6.12 7.4.1 7.4.0-rc3 7.4.0-3-generic
+	7.10.2 7.30.1+deb13-amd64 8.0 8.0.1 7.3 7 6.12+deb12-amd64 6.120.1+deb12-amd64
+	16.12.1+deb12-amd64 x6.12.1+deb12-amd64 17.3.4+deb13-amd64"
 fail=0
 bad() { echo "test-kver: FAIL: $*" >&2; fail=1; }
 dkms_says() { # KVER -> dkms.conf's message, then "yes" if BUILD_EXCLUSIVE_KERNEL matches
 	( set +u; kernelver=$1; . "$here/dkms.conf"; [[ "$1" =~ $BUILD_EXCLUSIVE_KERNEL ]] && echo yes || echo no ) 2>&1
 }
 refusal_ok() { # KVER MESSAGE -> names the families and what to do
-	case "$2" in *"6.1 and 6.12 families"*"6.1.0-N-FLAVOUR"*"+rpt-rpi-v8"*"What to do:"*) ;; *) return 1 ;; esac
+	case "$2" in *"6.1, 6.12 and 6.18 families and the 7.x family"*"7.0, 7.1, 7.2 and 7.3"*"6.1.0-N-FLAVOUR"*"+rpt-rpi-v8"*"7.0.0-N-generic"*"What to do:"*) ;; *) return 1 ;; esac
 	case "$1" in
-	6.19*|6.2[0-9]*|6.1[0-9][0-9]*|[7-9].*|[1-9][0-9].*) case "$2" in *"only the NAPI + GRO half"*) ;; *) return 1 ;; esac ;;
+	# newer than the tested 7.x: untested, no KSRC override, wait or boot a tested kernel
+	7.[4-9]*|7.[1-9][0-9]*|[8-9].*|[1-9][0-9].*)
+		case "$2" in *"tested"*"no KSRC/--ksrc override"*"Wait for a wirespeed release"*"only the NAPI + GRO half"*) ;; *) return 1 ;; esac ;;
+	6.19*|6.2[0-9]*|6.1[0-9][0-9]*) case "$2" in *"only the NAPI + GRO half"*) ;; *) return 1 ;; esac ;;
 	*) case "$2" in *"--ksrc"*) ;; *) return 1 ;; esac ;;
 	esac
 }

@@ -9,9 +9,11 @@ import (
 )
 
 // TestUsbnetKernelRule runs kernel/usbnet/test-kver.sh: build.sh and
-// dkms.conf must accept Debian 12's 6.12.N+deb12 and backports'
-// 6.12.N+bpo kernels, refuse the rest with a message that names what they
-// accept, and agree on every name.
+// dkms.conf must accept the 6.1, 6.12 and 6.18 families and the tested 7.x
+// releases (7.0-7.3) under every distribution's names (Debian, Raspberry
+// Pi OS, Armbian, Ubuntu, Fedora, self-built), refuse the rest (6.19, 7.4+
+// untested) with a message that names what they accept and what to do,
+// and agree on every name.
 func TestUsbnetKernelRule(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
