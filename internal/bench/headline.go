@@ -347,6 +347,9 @@ func Headlines(r *Result) []Headline {
 	return out
 }
 
+// Measured says whether both sides of the headline have throughput.
+func (h Headline) Measured() bool { return h.state != noData }
+
 // WriteHeadlines prints one short block per variant.
 func WriteHeadlines(w io.Writer, hs []Headline) {
 	if len(hs) == 0 {
@@ -356,6 +359,14 @@ func WriteHeadlines(w io.Writer, hs []Headline) {
 		name := h.Variant
 		if name == "" {
 			name = "all runs"
+		}
+		if h.Runs == 0 || h.Mbit <= 0 || math.IsNaN(h.Mbit) {
+			// Missing is said to be missing, never printed as 0 Mbit/s.
+			fmt.Fprintf(w, "%-10s no throughput measured: its runs hold no throughput figure (a run that broke, or a damaged file)\n", name+":")
+			if h.Verdict != "" && h.Base != "" {
+				fmt.Fprintf(w, "           %s\n", h.Verdict)
+			}
+			continue
 		}
 		line := fmt.Sprintf("%-10s %s Mbit/s", name+":", fmtNum(h.Mbit))
 		if h.CoV > 0 {

@@ -278,3 +278,40 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestLabBrokenMidRun: the lab's receiver namespace is deleted under the
+// load (as 'lab down --all' from another shell would): the result is not
+// complete and Bench returns an error, whatever figures the run kept.
+func TestLabBrokenMidRun(t *testing.T) {
+	v := needLab(t)
+	o := labOptions(v)
+	o.Duration = 4 * time.Second
+	o.Direction = DirSend
+	o.Variants = []Variant{{Name: "lab", Lab: &lab.Config{}}}
+	var once sync.Once
+	o.Progress = func(p Progress) {
+		if p.Phase == "load" && p.Elapsed >= time.Second {
+			once.Do(func() {
+				labs, _ := lab.List()
+				for _, in := range labs {
+					if in.Owner == os.Getpid() && strings.HasSuffix(in.Namespace, "-r") {
+						exec.Command("ip", "netns", "del", in.Namespace).Run()
+					}
+				}
+			})
+		}
+	}
+	res, err := Bench(context.Background(), o)
+	if err == nil || res == nil || res.Complete || res.Incomplete == "" {
+		t.Fatalf("a bench whose lab was removed mid-run: err %v, result complete=%v %q", err, res != nil && res.Complete, func() string {
+			if res == nil {
+				return ""
+			}
+			return res.Incomplete
+		}())
+	}
+	if len(res.Runs) != 1 || res.Runs[0].Complete {
+		t.Errorf("the broken run is marked complete: %+v", res.Runs)
+	}
+	t.Logf("incomplete: %s", res.Incomplete)
+}

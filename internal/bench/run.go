@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -240,9 +241,34 @@ loop:
 	case runErr != nil:
 		res.Incomplete = runErr.Error()
 	default:
-		res.Complete = true
+		if why := incompleteRuns(res.Runs); why != "" {
+			res.Incomplete = why
+			runErr = errors.New(why)
+		} else {
+			res.Complete = true
+		}
 	}
 	return res, runErr
+}
+
+// incompleteRuns says which runs did not measure what they were meant to
+// (an iperf3 client failed, a device vanished), or "" when all did: a
+// result with such a run is not complete, whatever figures it holds.
+func incompleteRuns(runs []Run) string {
+	var bad []string
+	for _, r := range runs {
+		if !r.Complete {
+			why := r.Error
+			if why == "" {
+				why = "not complete"
+			}
+			bad = append(bad, fmt.Sprintf("%s rep %d: %s", r.Variant, r.Rep, why))
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d runs did not complete (%s)", len(bad), len(runs), strings.Join(bad, "; "))
 }
 
 // runOne measures one variant once: prepare the target (the peer, or a

@@ -184,6 +184,16 @@ func (o *Options) collect(ctx context.Context, run *Run, t *runTarget, ld *loadR
 	run.Throughput = MergeSummaries(sums)
 	run.Load = SummarizeLoad(run.Samples, o.Omit.Seconds(), (o.Omit + o.Duration).Seconds())
 	run.metrics()
+	// A device that vanished under the load (a lab removed by 'lab down
+	// --all', a veth deleted, a NIC unplugged) leaves figures that are not
+	// a measurement of it.
+	if ctx.Err() == nil {
+		for _, d := range t.devices {
+			if _, err := d.Read(); err != nil {
+				perr = append(perr, fmt.Errorf("device %s is gone or unreadable after the load (%v): the run measured a datapath that broke under it", d.Key, err))
+			}
+		}
+	}
 	if ctx.Err() == nil && ld.stopped {
 		perr = append(perr, fmt.Errorf("iperf3 did not finish within %v of a %v load and was stopped: did the peer stop answering?", ld.limit, o.Duration+o.Omit))
 	}

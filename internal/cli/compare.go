@@ -54,7 +54,7 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 	var out []cmp
 	switch len(pos) {
 	case 1:
-		r, err := bench.Load(pos[0])
+		r, err := loadComplete(pos[0])
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 			var sides [2][]*bench.Result
 			for i, list := range pos {
 				for _, f := range strings.Split(list, ",") {
-					r, err := bench.Load(f)
+					r, err := loadComplete(f)
 					if err != nil {
 						return err
 					}
@@ -87,11 +87,11 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 			out = append(out, cmp{A: "A=" + pos[0], B: "B=" + pos[1], Headline: bench.HeadlineOf(m, "A", m, "B", true), Deltas: bench.Compare(m, "A", m, "B")})
 			break
 		}
-		a, err := bench.Load(pos[0])
+		a, err := loadComplete(pos[0])
 		if err != nil {
 			return err
 		}
-		b, err := bench.Load(pos[1])
+		b, err := loadComplete(pos[1])
 		if err != nil {
 			return err
 		}
@@ -121,8 +121,19 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 	default:
 		return usageErrorf("compare: want A.json B.json, or one file with several variants")
 	}
+	// A side without throughput draws no verdict, and a script must not
+	// read one into exit 0.
+	var noVerdict error
+	for _, c := range out {
+		if !c.Headline.Measured() {
+			noVerdict = fmt.Errorf("no verdict: %s or %s has no throughput figure", c.A, c.B)
+		}
+	}
 	if *asJSON {
-		return benchWriteJSON(env, out)
+		if err := benchWriteJSON(env, out); err != nil {
+			return err
+		}
+		return noVerdict
 	}
 	var hs []bench.Headline
 	for _, c := range out {
@@ -131,6 +142,9 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 		hs = append(hs, h)
 	}
 	bench.WriteHeadlines(env.Stdout, hs)
+	if noVerdict != nil {
+		return noVerdict
+	}
 	if !*all {
 		fmt.Fprintln(env.Stdout, "(every metric with its test: add --all)")
 		return nil
@@ -144,4 +158,21 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 		bench.WriteCompare(env.Stdout, c.A, c.B, c.Deltas)
 	}
 	return nil
+}
+
+// loadComplete reads a result compare may draw a verdict from: one whose
+// every run measured what it was meant to.
+func loadComplete(path string) (*bench.Result, error) {
+	r, err := bench.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if !r.Complete {
+		why := r.Incomplete
+		if why == "" {
+			why = "not marked complete"
+		}
+		return nil, fmt.Errorf("%s is an incomplete result (%s): compare draws no verdict from a run whose load or lab broke; look at it with 'wirespeed show %s' and measure again", path, why, path)
+	}
+	return r, nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,5 +94,45 @@ func TestHostileInputs(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(state); len(ents) != 0 {
 		t.Errorf("the state directory got %d files", len(ents))
+	}
+}
+
+// TestBrokenResultsDrawNoVerdict: a result whose runs lost their figures,
+// or that is marked incomplete, is never shown as 0 Mbit/s nor compared.
+func TestBrokenResultsDrawNoVerdict(t *testing.T) {
+	good := "../../experiments/arm64-lab/data/raspi3b-usb-nic-receive/bench-receive.json"
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	json.Unmarshal(b, &r)
+	for _, run := range r["runs"].([]any) {
+		m := run.(map[string]any)
+		delete(m, "throughput")
+		for k := range m["metrics"].(map[string]any) {
+			if strings.HasSuffix(k, "_mbit") {
+				delete(m["metrics"].(map[string]any), k)
+			}
+		}
+	}
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.json")
+	bb, _ := json.Marshal(r)
+	os.WriteFile(broken, bb, 0o644)
+	r["complete"], r["incomplete"] = false, "iperf3 client 1: the server went away"
+	incomplete := filepath.Join(dir, "incomplete.json")
+	bb, _ = json.Marshal(r)
+	os.WriteFile(incomplete, bb, 0o644)
+
+	code, out, errOut := run("show", broken)
+	if code != ExitFail || strings.Contains(out, " 0 Mbit/s") || !strings.Contains(out, "no throughput measured") {
+		t.Errorf("show of a result without figures: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run("compare", broken, good); code != ExitFail || !strings.Contains(errOut, "no verdict") {
+		t.Errorf("compare with a side without figures: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run("compare", incomplete, good); code != ExitFail || !strings.Contains(errOut, "incomplete result") {
+		t.Errorf("compare with an incomplete result: exit %d\n%s%s", code, out, errOut)
 	}
 }

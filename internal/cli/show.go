@@ -53,5 +53,10 @@ func runShow(ctx context.Context, env Env, args []string) error {
 	if !*all {
 		fmt.Fprintf(env.Stdout, "(every metric, per-CPU load: wirespeed show --all %s)\n", pos[0])
 	}
-	return nil
+	for _, h := range bench.Headlines(r) {
+		if h.Runs > 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s holds no throughput figure in any run: nothing was measured, or the file is damaged", pos[0])
 }
