@@ -77,8 +77,9 @@ func (o *Options) Validate() error {
 	if o.Duration%(500*time.Millisecond) != 0 {
 		return fmt.Errorf("-t %v: use a multiple of 0.5s (iperf3 reports every 0.5 s)", o.Duration)
 	}
-	if o.Omit < 0 || o.Omit > 10*time.Minute {
-		return fmt.Errorf("--omit %v: want 0 to 10m", o.Omit)
+	if o.Omit < 0 || o.Omit > 60*time.Second {
+		// iperf3 refuses -O above 60 s with a usage text, not JSON.
+		return fmt.Errorf("--omit %v: want 0 to 60s (iperf3's own limit for -O)", o.Omit)
 	}
 	switch o.Direction {
 	case DirSend, DirReceive, DirBoth:

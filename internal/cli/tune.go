@@ -140,7 +140,14 @@ func runTunePlan(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.N, r.Action.ID, r.Action.Kind, r.Action.Target, now, r.Action.Value, r.Action.Command)
 	}
 	tw.Flush()
-	fmt.Fprintln(env.Stdout, "\nNothing was changed. 'sudo wirespeed tune apply' tries these in this order.")
+	next := "sudo wirespeed tune apply"
+	if *c.actions != "" {
+		next += " --actions " + shellQuote(*c.actions)
+	}
+	for _, p := range pos {
+		next += " " + shellQuote(p)
+	}
+	fmt.Fprintf(env.Stdout, "\nNothing was changed. '%s' tries these in this order.\n", next)
 	return nil
 }
 

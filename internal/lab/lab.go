@@ -287,7 +287,7 @@ func (l *Lab) build(ctx context.Context) error {
 			argv = []string{"ip", "netns", "exec", l.SenderNS, "tc", "qdisc", "add", "dev", l.SenderIf, "parent", "1:1", cfg.SenderQdisc}
 		}
 		if err := run(ctx, argv...); err != nil {
-			return err
+			return QdiscError(cfg.SenderQdisc, err)
 		}
 	}
 	if cfg.Servers >= 0 {
@@ -352,4 +352,14 @@ func run(ctx context.Context, argv ...string) error {
 		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// QdiscError turns tc's "Specified qdisc kind is unknown" into what it
+// means: this kernel has no such qdisc (not built, or its sch_ module
+// cannot be loaded). Other errors pass through.
+func QdiscError(kind string, err error) error {
+	if err == nil || !strings.Contains(err.Error(), "qdisc kind is unknown") {
+		return err
+	}
+	return fmt.Errorf("this kernel has no qdisc %q (its sch_%s module is not built or cannot be loaded here): pick another qdisc (pfifo_fast and pfifo are built in everywhere), or load sch_%s first", kind, kind, kind)
 }

@@ -3,6 +3,7 @@ package lab
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -336,5 +337,32 @@ func TestOwnerAlive(t *testing.T) {
 	cmd.Wait()
 	if ownerAlive(cmd.Process.Pid, f) {
 		t.Error("a reaped process counts as alive")
+	}
+}
+
+// TestLabUnknownQdisc: a qdisc this kernel lacks is named as such, not as
+// tc's raw error, and the half-built lab is removed.
+func TestLabUnknownQdisc(t *testing.T) {
+	testnet.NeedRoot(t, "ip", "ethtool", "tc", "iperf3")
+	if err := QdiscError("cake", errors.New("tc: exit status 2: Error: Specified qdisc kind is unknown.")); err == nil || !strings.Contains(err.Error(), `this kernel has no qdisc "cake"`) {
+		t.Errorf("tc's unknown-kind error: %v", err)
+	}
+	// sfq and fq are modules that a kernel without loadable modules (this
+	// VM's) lacks; where they load, there is nothing to check.
+	for _, q := range []string{"sfq", "fq"} {
+		l, err := Up(context.Background(), Config{SenderQdisc: q, Servers: -1})
+		if err == nil {
+			l.Down()
+			continue
+		}
+		if !strings.Contains(err.Error(), `this kernel has no qdisc "`+q+`"`) {
+			t.Errorf("lab with qdisc %s: %v", q, err)
+		}
+	}
+	labs, _ := List()
+	for _, in := range labs {
+		if in.Owner == os.Getpid() {
+			t.Errorf("lab %s left behind", in.Namespace)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/doctor"
+	"github.com/wirespeed/wirespeed/internal/lab"
 )
 
 // qdiscKnob replaces a device's root qdisc (tc qdisc replace dev D root
@@ -65,7 +66,7 @@ func (qdiscKnob) read(ctx context.Context, s *System, a doctor.Action) (string, 
 
 func (qdiscKnob) apply(ctx context.Context, s *System, a doctor.Action) error {
 	_, err := s.run(ctx, append([]string{"tc", "qdisc", "replace", "dev", a.Device, "root"}, strings.Fields(a.Value)...)...)
-	return err
+	return lab.QdiscError(strings.Fields(a.Value)[0], err)
 }
 
 func (qdiscKnob) took(a doctor.Action, state string) (bool, string) {

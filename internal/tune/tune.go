@@ -182,6 +182,17 @@ type Outcome struct {
 // ErrGone is matched when the device an action is about has vanished.
 var ErrGone = errors.New("device is gone")
 
+// notHereError is an action for a device this namespace does not have:
+// it may never have existed here (a plan of another host), so it is not
+// called gone. It matches ErrGone.
+type notHereError struct{ id, dev string }
+
+func (e *notHereError) Error() string {
+	return fmt.Sprintf("action %s: there is no network device %s here (see 'ip link'): was the plan made on another host, or is the device unplugged?", e.id, e.dev)
+}
+
+func (e *notHereError) Unwrap() error { return ErrGone }
+
 // Tuner applies and reverts actions through a Store.
 type Tuner struct {
 	Sys   *System
@@ -333,6 +344,9 @@ func (t *Tuner) Apply(ctx context.Context, a doctor.Action) (Outcome, error) {
 		return out, err
 	}
 	idx, mac, err := t.Sys.identify(a.Device)
+	if errors.Is(err, ErrGone) {
+		return out, &notHereError{id: a.ID, dev: a.Device}
+	}
 	if err != nil {
 		return out, fmt.Errorf("action %s: %w", a.ID, err)
 	}
