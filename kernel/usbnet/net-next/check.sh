@@ -150,7 +150,7 @@ in_root() { # CMD... in the build root (or here), with $cache at the same path
 		return
 	fi
 	unshare -m bash -c '
-		r="$0" c="$1"; shift 2
+		r="$0" c="$1"; shift
 		for d in /proc /dev "$c"; do mkdir -p "$r$d"; mount --bind "$d" "$r$d"; done
 		exec chroot "$r" env PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=/tmp LC_ALL=C.UTF-8 "$@"' \
 		"$root" "$cache" "$@"
