@@ -8,6 +8,8 @@
 #   sudo kernel/usbnet/net-next/check.sh              # this directory's series
 #   sudo SERIES=kernel/usbnet/patches/7.x kernel/usbnet/net-next/check.sh
 #   ARCHS=amd64 ...                                   # skip arm64
+#   MODULES_OUT=DIR ...     then all 28 modules on usbnet at the last patch,
+#                           into DIR/7.3.4+deb13-ARCH/ (as build.sh's out/)
 #
 # The base is Debian's linux-source-7.3 (BASE_VER, 7.3.4 stable), the
 # newest tree Debian carries; the modules are built against Debian's
@@ -217,6 +219,34 @@ if [ -f "$cover" ]; then
 	cp=$(perl "$checkpatch" --strict --no-tree "$cover" 2>&1 | sed -n 's/^total: //p')
 	case "$cp" in "0 errors, 0 warnings, 0 checks"*) ;; *) fail=1 ;; esac
 	echo "cover letter: checkpatch --strict: $cp"
+fi
+# 7. On request, all modules on usbnet at the last patch (what build.sh
+# builds for 6.x kernels), into $MODULES_OUT/$hdr_abi-ARCH/.
+if [ -n "${MODULES_OUT:-}" ] && [ "$fail" = 0 ]; then
+	modules="usbnet asix ax88179_178a cdc_ether cdc_eem cdc_ncm huawei_cdc_ncm cdc_mbim dm9601 sr9700 sr9800 smsc75xx smsc95xx gl620a net1080 plusb rndis_host cdc_subset zaurus mcs7830 int51x1 cx82310_eth kalmia qmi_wwan sierra_net lg-vl600 ch9200 aqc111"
+	for ak in "${kdirs[@]}"; do
+		a="${ak%%:*}" k="${ak#*:}"
+		b="$work/all-$a"
+		rm -rf "$b" && cp -a "$work/at-$i" "$b"
+		{
+			echo "NOSTDINC_FLAGS += -I\$(src)/../../../include"
+			echo "obj-m := $(printf '%s.o ' $modules)"
+			echo "asix-y := asix_devices.o asix_common.o ax88172a.o"
+		} >"$b/drivers/net/usb/Kbuild"
+		args=()
+		[ "$a" = amd64 ] || args=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+		if in_root nice -n 10 make -C "$k" M="$b/drivers/net/usb" "${args[@]}" -j"$jobs" modules >"$b.log" 2>&1 &&
+			! grep -qiE 'warning|error' "$b.log"; then
+			o="$MODULES_OUT/$hdr_abi-$a"
+			mkdir -p "$o"
+			for m in $modules; do cp "$b/drivers/net/usb/$m.ko" "$o/"; done
+			echo "$base_pkg $base_ver + $(basename "$series") (${#patches[@]} patches), checked by check.sh" >"$o/SOURCE"
+			echo "modules: $(echo $modules | wc -w) for $hdr_abi-$a in $o"
+		else
+			echo "modules: $a build FAILED or warned ($b.log)"
+			fail=1
+		fi
+	done
 fi
 if [ "$fail" = 0 ]; then
 	echo "check.sh: OK: ${#patches[@]} patches apply to $base_pkg $base_ver, build at every patch ($archs), checkpatch --strict clean"
