@@ -529,6 +529,20 @@ elif grep -q '^CONFIG_X86_64=y' "$kdir/.config" 2>/dev/null && [ "$(uname -m)" !
 	cross_gcc amd64 x86_64-linux-gnu- "$kdir"
 	makeargs=(ARCH=x86_64 CROSS_COMPILE="$cc")
 fi
+# Native builds: the kernel's headers were made by one gcc major (their
+# .config says CONFIG_GCC_VERSION); another one fails on flags it lacks
+# (Debian 13's 7.x headers with Debian 12's gcc 12: -fmin-function-alignment).
+if [ ${#makeargs[@]} = 0 ]; then
+	want="$(sed -n 's/^CONFIG_GCC_VERSION=\([0-9]*\)[0-9][0-9][0-9][0-9]$/\1/p' "$kdir/.config" 2>/dev/null | head -n 1)"
+	have="$(gcc -dumpversion 2>/dev/null | cut -d. -f1)"
+	if [ -n "$want" ] && [ "$want" != "$have" ]; then
+		if command -v "gcc-$want" >/dev/null; then
+			makeargs=(CC="gcc-$want")
+		else
+			die "$kver was built with gcc $want and this host's gcc is ${have:-missing}: apt-get install gcc-$want (Debian 13 and Ubuntu 26.04 have it); on a host whose release lacks it, build in a root of the kernel's own distribution (debootstrap), as the kernel's users do"
+		fi
+	fi
+fi
 
 modules="usbnet asix ax88179_178a cdc_ether cdc_eem cdc_ncm huawei_cdc_ncm cdc_mbim dm9601 sr9700 sr9800 smsc75xx smsc95xx gl620a net1080 plusb rndis_host cdc_subset zaurus mcs7830 int51x1 cx82310_eth kalmia qmi_wwan sierra_net lg-vl600 ch9200 aqc111"
 work="$tree/drivers/net/usb"
