@@ -237,3 +237,33 @@ func TestReportOfAnotherHost(t *testing.T) {
 		t.Fatalf("--actions linked to /dev/zero: %v", err)
 	}
 }
+
+// TestIRQMustServeTheDevice: an IRQ action moves only an interrupt of the
+// named device (or of its USB host controller), on apply and on revert.
+func TestIRQMustServeTheDevice(t *testing.T) {
+	s := tree(t)
+	tu := newTuner(t, s)
+	for _, a := range []doctor.Action{
+		{ID: "irq:43", Kind: doctor.KindIRQAffinity, Device: "eth9", Target: "43", Value: "1"},
+		{ID: "irq:42", Kind: doctor.KindIRQAffinity, Target: "42", Value: "1"},
+	} {
+		if _, err := tu.Apply(context.Background(), a); err == nil {
+			t.Errorf("%s on %q was applied", a.ID, a.Device)
+		}
+	}
+	if got := s.mustRead(t, "/proc/irq/43/smp_affinity_list"); got != "0-3\n" {
+		t.Fatalf("the disk's IRQ moved: %q", got)
+	}
+	s.writeFile("/proc/irq/42/effective_affinity_list", "1\n")
+	if o, err := tu.Apply(context.Background(), doctor.Action{ID: "irq:42", Kind: doctor.KindIRQAffinity, Device: "eth9", Target: "42", Value: "1"}); err != nil || o.State != StateApplied {
+		t.Fatalf("the NIC's controller IRQ: %+v %v", o, err)
+	}
+	// A journal entry retargeted at IRQ 43 is not reverted there.
+	tu.Store.J.Entries[0].Action.Target = "43"
+	if _, err := tu.Revert(context.Background(), nil, true); err == nil || !strings.Contains(err.Error(), "does not serve") {
+		t.Fatalf("revert onto another device's IRQ: %v", err)
+	}
+	if got := s.mustRead(t, "/proc/irq/43/smp_affinity_list"); got != "0-3\n" {
+		t.Fatalf("revert wrote the disk's IRQ: %q", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -81,4 +82,44 @@ func (irqKnob) verify(s *System, a doctor.Action) (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// belongs refuses an IRQ that does not serve the action's device: tune
+// moves a NIC's interrupts (or its USB host controller's), not a timer's
+// or a disk's. The IRQ serves the device when, on the device's sysfs
+// path or above it (a USB NIC's controller), an `irq` file names it or
+// `msi_irqs/N` exists; or when one of its handlers (/proc/irq/N/NAME) is
+// named after the device or a component of its path ("xhci-hcd:usb1" for
+// a NIC below usb1: platform controllers such as the Pi 5's have no irq
+// file to find it by).
+func (irqKnob) belongs(s *System, a doctor.Action) error {
+	if a.Device == "" {
+		return fmt.Errorf("action %s moves IRQ %s but names no device: tune moves only a network device's interrupts", a.ID, a.Target)
+	}
+	dev, err := filepath.EvalSymlinks(s.path("/sys/class/net/" + a.Device + "/device"))
+	names := map[string]bool{a.Device: true}
+	if err == nil {
+		top := s.path("/sys")
+		for d := dev; strings.HasPrefix(d, top+"/"); d = filepath.Dir(d) {
+			names[filepath.Base(d)] = true
+			if b, err := os.ReadFile(filepath.Join(d, "irq")); err == nil && strings.TrimSpace(string(b)) == a.Target {
+				return nil
+			}
+			if _, err := os.Stat(filepath.Join(d, "msi_irqs", a.Target)); err == nil {
+				return nil
+			}
+		}
+	}
+	handlers, _ := os.ReadDir(s.path(irqDir(a)))
+	for _, h := range handlers {
+		if !h.IsDir() {
+			continue
+		}
+		for _, part := range strings.FieldsFunc(h.Name(), func(r rune) bool { return r == ':' || r == ' ' }) {
+			if names[part] {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("IRQ %s does not serve %s (not on its device's path in sysfs, no handler named after it): was the plan made on another host or boot? run 'wirespeed doctor' here", a.Target, a.Device)
 }

@@ -135,6 +135,12 @@ type knob interface {
 	restore(ctx context.Context, s *System, a doctor.Action, old string) error
 }
 
+// owned is a knob whose target must be shown to serve the action's
+// device before it is written (the IRQ kind).
+type owned interface {
+	belongs(s *System, a doctor.Action) error
+}
+
 // verifier is a knob with a second look after the read-back (the IRQ
 // kind's effective affinity).
 type verifier interface {
@@ -343,6 +349,11 @@ func (t *Tuner) Apply(ctx context.Context, a doctor.Action) (Outcome, error) {
 	if err := t.Sys.checkCPUs(a); err != nil {
 		return out, err
 	}
+	if o, ok := k.(owned); ok {
+		if err := o.belongs(t.Sys, a); err != nil {
+			return out, err
+		}
+	}
 	idx, mac, err := t.Sys.identify(a.Device)
 	if errors.Is(err, ErrGone) {
 		return out, &notHereError{id: a.ID, dev: a.Device}
@@ -492,6 +503,11 @@ func (t *Tuner) revertEntry(ctx context.Context, i int) (Outcome, error) {
 	}
 	if err != nil {
 		return out, err
+	}
+	if o, ok := k.(owned); ok {
+		if err := o.belongs(t.Sys, a); err != nil {
+			return out, fmt.Errorf("revert %s: %w; nothing was written", a.ID, err)
+		}
 	}
 	if why := otherDevice(e, idx, mac); why != "" {
 		// Not the device wirespeed changed: that one is gone, and this one

@@ -35,6 +35,18 @@ func tree(t *testing.T) *System {
 			t.Fatal(err)
 		}
 	}
+	// eth9 is a USB NIC below xHCI's usb1, whose interrupt 42 is named
+	// "xhci-hcd:usb1"; IRQ 43 is a disk controller's.
+	usbIf := filepath.Join(root, "sys/devices/pci0000:00/0000:00:14.0/usb1/1-1/1-1:1.0")
+	for _, d := range []string{usbIf, filepath.Join(root, "proc/irq/42/xhci-hcd:usb1"), filepath.Join(root, "proc/irq/43/ahci[0000:00:17.0]")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "proc/irq/43/smp_affinity_list"), []byte("0-3\n"), 0o644)
+	if err := os.Symlink(usbIf, filepath.Join(root, "sys/class/net/eth9/device")); err != nil {
+		t.Fatal(err)
+	}
 	return &System{Root: root}
 }
 
