@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,5 +137,67 @@ func TestBrokenResultsDrawNoVerdict(t *testing.T) {
 	}
 	if code, out, errOut := run("compare", incomplete, good); code != ExitFail || !strings.Contains(errOut, "incomplete result") {
 		t.Errorf("compare with an incomplete result: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// rewriteSnapshot copies the snapshot src to dst with entry name's content
+// replaced.
+func rewriteSnapshot(t *testing.T, src, dst, name, content string) {
+	t.Helper()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := os.Create(dst)
+	defer out.Close()
+	zw := gzip.NewWriter(out)
+	tw := tar.NewWriter(zw)
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(tr)
+		if h.Name == name {
+			body = []byte(content)
+			h.Size = int64(len(body))
+		}
+		tw.WriteHeader(h)
+		tw.Write(body)
+	}
+	tw.Close()
+	zw.Close()
+}
+
+// TestDamagedSnapshotsSayWhat: a snapshot with a damaged part is refused
+// naming the part and the problem in words - no Go type names, no
+// temporary paths, and never read as a host without NAPIs.
+func TestDamagedSnapshotsSayWhat(t *testing.T) {
+	src := "../../testdata/snapshots/rpi4-ax88179.tar.gz"
+	dir := t.TempDir()
+	for _, c := range []struct{ entry, content, want string }{
+		{"answers.json", "null", "answers.json"},
+		{"answers.json", `{"napis":"x"}`, `field "napis" holds a JSON string where a list is expected`},
+		{"errors.json", "[1]", "errors.json is damaged"},
+		{"meta.json", `{"format":"wirespeed-snapshot","version":1,"kernel":5}`, `field "kernel" holds a JSON number`},
+	} {
+		p := filepath.Join(dir, "s.tar.gz")
+		rewriteSnapshot(t, src, p, c.entry, c.content)
+		for _, cmd := range [][]string{{"inspect", "--from", p}, {"doctor", "--from", p}} {
+			code, out, errOut := run(cmd...)
+			if code != ExitFail || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "Go ") ||
+				strings.Contains(errOut, "wirespeed-snapshot-") || strings.Contains(out, "no NAPI") {
+				t.Errorf("%v with %s = %s: exit %d\n%s%s", cmd, c.entry, c.content, code, out, errOut)
+			}
+		}
 	}
 }

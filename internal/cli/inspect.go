@@ -110,7 +110,9 @@ func runInspect(ctx context.Context, env Env, args []string) error {
 // snapshotError says what a snapshot that cannot be opened is and what to
 // give instead.
 func snapshotError(file string, err error) error {
-	return fmt.Errorf("cannot read the snapshot %s: %v; give a file that 'wirespeed inspect --save' wrote", file, unwrapPathErr(err))
+	// hostfs's errors begin with the file already: say it once.
+	msg := strings.TrimPrefix(unwrapPathErr(err).Error(), file+": ")
+	return fmt.Errorf("cannot read the snapshot %s: %s; give a file that 'wirespeed inspect --save' wrote", file, msg)
 }
 
 // unknownIface makes an unknown interface a usage error that says what to do.

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -212,7 +213,7 @@ func OpenSnapshot(p string) (*Snapshot, error) {
 			switch h.Name {
 			case "meta.json":
 				if err := json.Unmarshal(b, &s.Meta); err != nil {
-					return fail("bad meta.json: %v", err)
+					return fail("its meta.json is damaged: %s", JSONProblem(err))
 				}
 				if s.Meta.Format != SnapshotFormat {
 					return fail("format %q, want %q", s.Meta.Format, SnapshotFormat)
@@ -222,7 +223,7 @@ func OpenSnapshot(p string) (*Snapshot, error) {
 				}
 			case "errors.json":
 				if err := json.Unmarshal(b, &errNames); err != nil {
-					return fail("bad errors.json: %v", err)
+					return fail("its errors.json is damaged: %s", JSONProblem(err))
 				}
 			case "answers.json":
 				s.Answers = json.RawMessage(b)
@@ -316,4 +317,41 @@ func errnoValue(name string) syscall.Errno {
 		}
 	}
 	return 0
+}
+
+// JSONProblem says in words what is wrong with a JSON document that did
+// not decode: where the syntax breaks, or which field holds what kind of
+// value where another was expected - not Go's type names.
+func JSONProblem(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("not valid JSON (broken at byte %d)", se.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input"):
+		return "cut short (the JSON ends early)"
+	case errors.As(err, &te):
+		where := "the document"
+		if te.Field != "" {
+			where = "field " + strconv.Quote(te.Field)
+		}
+		return fmt.Sprintf("%s holds a JSON %s where %s is expected", where, te.Value, jsonKind(te.Type.Kind().String()))
+	}
+	return err.Error()
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "slice", "array":
+		return "a list"
+	case "map", "struct":
+		return "an object"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "ptr", "interface":
+		return "another value"
+	}
+	return "a number"
 }

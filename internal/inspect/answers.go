@@ -105,7 +105,7 @@ func ReplayAnswers(raw json.RawMessage) (*Answers, error) {
 		return nil, fmt.Errorf("the snapshot's answers.json (what inspect learnt from netlink, ethtool and the IRQ probe) is %s, not an object: the snapshot is damaged; take a new one with 'wirespeed inspect --save'", what)
 	}
 	if err := json.Unmarshal(raw, a); err != nil {
-		return nil, fmt.Errorf("the snapshot's answers.json cannot be read (%v): the snapshot is damaged; take a new one with 'wirespeed inspect --save'", err)
+		return nil, fmt.Errorf("the snapshot's answers.json is damaged (%s): take a new snapshot with 'wirespeed inspect --save'", hostfs.JSONProblem(err))
 	}
 	if a.Features == nil {
 		a.Features = map[string]map[string]ethtoolioctl.Feature{}
