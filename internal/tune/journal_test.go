@@ -188,3 +188,39 @@ func TestNetnsLockAcrossStateDirs(t *testing.T) {
 	}
 	b.Close()
 }
+
+// TestLeftoversOfAnotherJournal: a tune killed mid-trial left a change in
+// its journal; the next tune of the namespace, with another state dir,
+// refuses to take it for the host's own state and names the revert.
+func TestLeftoversOfAnotherJournal(t *testing.T) {
+	old := HostLockDir
+	HostLockDir = t.TempDir()
+	defer func() { HostLockDir = old }()
+	s := tree(t)
+	s.Root = "/" // the namespace lock is taken for the live host only
+	first, second := t.TempDir(), t.TempDir()
+	a, err := New(first, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Store.add(Entry{Action: rpsAction("3"), Old: "0\n", State: StateApplied, Netns: a.Netns})
+	if err := a.Store.Save(); err != nil {
+		t.Fatal(err)
+	}
+	a.Close() // as a SIGKILL would: the entry stays, undecided
+	if _, err := New(second, s); err == nil || !strings.Contains(err.Error(), "tune revert --all --state-dir "+first) {
+		t.Fatalf("a tune with another journal while the first left a trial: %v", err)
+	}
+	b, err := New(first, s)
+	if err != nil {
+		t.Fatalf("the first journal's own tune: %v", err)
+	}
+	b.Store.J.Entries[0].State = StateReverted
+	b.Store.Save()
+	b.Close()
+	c, err := New(second, s)
+	if err != nil {
+		t.Fatalf("after the leftover was put back: %v", err)
+	}
+	c.Close()
+}

@@ -232,7 +232,56 @@ func New(dir string, sys *System) (*Tuner, error) {
 		}
 		return nil, err
 	}
+	if nsLock != nil {
+		if err := otherJournalLeftovers(nsLock, st.Dir, ns); err != nil {
+			st.Close()
+			nsLock.Close()
+			return nil, err
+		}
+		recordHolder(nsLock, st.Dir)
+	}
 	return &Tuner{Sys: sys, Store: st, Netns: ns, Host: HostID(), nsLock: nsLock}, nil
+}
+
+// recordHolder writes who holds the namespace's lock and which journal it
+// writes, for a busy message and for the next tune to find its leftovers.
+func recordHolder(f *os.File, dir string) {
+	abs, _ := filepath.Abs(dir)
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d\nstate %s\n", os.Getpid(), abs)), 0)
+}
+
+// otherJournalLeftovers refuses to start when the last tune of this
+// namespace wrote another journal that still has changes no run decided on
+// (a tune killed mid-trial): this tune would take them for the host's own
+// state. Reverting them there, or keeping them on purpose, comes first.
+func otherJournalLeftovers(f *os.File, dir, ns string) error {
+	b := make([]byte, 4096)
+	n, _ := f.ReadAt(b, 0)
+	var prev string
+	for _, line := range strings.Split(string(b[:n]), "\n") {
+		if v, ok := strings.CutPrefix(line, "state "); ok {
+			prev = v
+		}
+	}
+	abs, _ := filepath.Abs(dir)
+	if prev == "" || prev == abs {
+		return nil
+	}
+	j, err := Load(prev)
+	if err != nil {
+		return nil // gone or not readable: nothing this tune could act on
+	}
+	var ids []string
+	for _, e := range j.Entries {
+		if e.Active() && !e.Kept && (e.Netns == "" || e.Netns == ns) {
+			ids = append(ids, e.Action.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the last tune in this network namespace used the journal in %s and left changes no run decided on (%s): a killed tune's trial; put them back first with 'wirespeed tune revert --all --state-dir %s' (or inspect them with 'tune status --state-dir %s')", prev, strings.Join(ids, ", "), prev, prev)
 }
 
 // HostLockDir holds the per-network-namespace locks (tmpfs: a reboot,
@@ -261,8 +310,6 @@ func lockNetns(dir, ns string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", lp, err)
 	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d\n", os.Getpid())), 0)
 	return f, nil
 }
 
