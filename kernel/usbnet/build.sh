@@ -98,6 +98,9 @@ case "$xy" in
 7.*) family=7.x ;;
 *) family="$xy" ;;
 esac
+# A family the rule takes must have its series here (--check-kver too).
+[ -d "$here/patches/$family" ] ||
+	die "kernel $kver is of the $family family, but this copy of wirespeed-usbnet has no patches/$family (in $here): use a wirespeed release that carries it"
 if [ -n "$check_only" ]; then
 	if [ "$family" = "$xy" ]; then
 		say "kernel $kver accepted (the $family family: patches/$family)"
@@ -106,8 +109,6 @@ if [ -n "$check_only" ]; then
 	fi
 	exit 0
 fi
-[ -d "$here/patches/$family" ] ||
-	die "kernel $kver is of the $family family, but this copy of wirespeed-usbnet has no patches/$family (in $here): use a wirespeed release that carries it"
 
 for tool in tar patch make; do
 	command -v "$tool" >/dev/null || die "$tool is missing (apt-get install tar patch make)"
