@@ -217,7 +217,10 @@ fetch() { # package[=version] [ARCH] -> the .deb in the cache (no version: apt's
 # they use (.kernelvariables: CC = $(CROSS_COMPILE)gcc-12).
 cross_gcc() {
 	local p="${CROSS_COMPILE:-$2}" v=""
-	[ -z "${3:-}" ] || v="$(sed -n 's/^CC[[:space:]]*=.*gcc-\([0-9][0-9]*\)[[:space:]]*$/\1/p' "$3/.kernelvariables" 2>/dev/null | head -n 1)"
+	# Debian's headers name their gcc in .kernelvariables; others have none
+	if [ -n "${3:-}" ] && [ -f "$3/.kernelvariables" ]; then
+		v="$(sed -n 's/^CC[[:space:]]*=.*gcc-\([0-9][0-9]*\)[[:space:]]*$/\1/p' "$3/.kernelvariables" | head -n 1)"
+	fi
 	command -v "${p}gcc${v:+-$v}" >/dev/null ||
 		die "$kver is an $1 kernel: building it on this $(uname -m) machine needs ${p}gcc${v:+-$v}: apt-get install gcc-${2%-}${v:+ (or gcc-$v-${2%-} where that is not gcc $v)}; or set CROSS_COMPILE to another compiler's prefix"
 }
