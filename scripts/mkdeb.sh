@@ -167,16 +167,11 @@ done
 for f in dkms.conf build.sh dkms-force-install.sh; do
 	[ -f "$src/$f" ] || die "kernel/usbnet/$f is missing (or not in git): the DKMS package needs it"
 done
-# Every family dkms.conf accepts; one whose series is not in git yet is a
-# note (build.sh then refuses its kernels with "no patches/FAMILY").
+# Every family dkms.conf accepts has its series in the package.
 for fam in 6.1 6.12 6.18 7.x; do
-	if [ -d "$src/patches/$fam" ]; then
-		ls "$src/patches/$fam"/*.patch >/dev/null 2>&1 || die "kernel/usbnet/patches/$fam has no patches in git"
-	else
-		echo "mkdeb: note: no kernel/usbnet/patches/$fam in git: the package builds for no $fam kernel" >&2
-	fi
+	ls "$src/patches/$fam"/0001-*.patch >/dev/null 2>&1 ||
+		die "kernel/usbnet/patches/$fam has no patches in git: dkms.conf accepts $fam kernels, the package would fail to build for them"
 done
-ls "$src"/patches/6.1/*.patch "$src"/patches/6.12/*.patch >/dev/null 2>&1 || die "no kernel/usbnet/patches/6.1 and 6.12 in git"
 find "$src" -type d -exec chmod 755 {} +
 doc_files "$st" wirespeed-usbnet-dkms
 install -m 644 packaging/wirespeed-usbnet-dkms/copyright "$st/usr/share/doc/wirespeed-usbnet-dkms/copyright"
