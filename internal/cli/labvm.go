@@ -15,9 +15,11 @@ import (
 // runLabVM is reached as "wirespeed lab vm" (lab.go dispatches to it).
 const labVMUsage = `wirespeed lab vm SCENARIO [flags] | wirespeed lab vm list
 
-Boots Debian 12's own kernel in QEMU - the newest 6.12 by default,
---kernel-version 6.1 for bookworm's default 6.1 - fetched with apt-get
-download into the cache (nothing installed on the host), with an initramfs
+Boots Debian's own kernel in QEMU - the newest 6.12 by default,
+--kernel-version 6.1 for bookworm's default 6.1, 7.x for Debian 13's
+trixie-backports kernel (7.0-7.3, through apt lists of the lab's own) -
+fetched with apt-get download into the cache (nothing installed on the
+host), with an initramfs
 holding busybox, iperf3, iproute2, this wirespeed binary and the modules the
 scenario needs, and runs the scenario: 'wirespeed bench' (with observe)
 inside the guest, both directions by default. The result files come back
@@ -83,7 +85,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	tunnels := fs.Int("tunnels", 4, "wireguard: tunnels (one iperf3 flow each)")
 	threaded := fs.String("threaded", "", "threaded NAPI on or off for the device under test (usb-gadget, bql, usb-nic) or the WireGuard devices (default: the kernel's)")
 	out := fs.String("out", "", "directory for the results (default wirespeed-vm-SCENARIO-DATE-TIME)")
-	kver := fs.String("kernel-version", "", "Debian 12 kernel: a family, 6.1 (bookworm's default) or 6.12, for its newest, or a release, e.g. 6.12.117 or 6.1.0-56 (default: the newest 6.12 apt knows)")
+	kver := fs.String("kernel-version", "", "Debian kernel: a family, 6.1 (bookworm's default), 6.12 or 7.x (Debian 13's trixie-backports, 7.0-7.3), for its newest, or a release, e.g. 6.12.117, 6.1.0-56 or 7.3.4 (default: the newest 6.12 apt knows)")
 	kimg := fs.String("kernel", "", "boot this kernel image instead of Debian's (needs --modules)")
 	kmods := fs.String("modules", "", "the lib/modules/RELEASE tree of --kernel (with modules.dep)")
 	mdir := fs.String("modules-dir", "", "directory of .ko files that replace the kernel's modules of the same name")

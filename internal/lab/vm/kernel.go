@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,24 +52,32 @@ func DefaultCacheDir() string {
 // or sources without bookworm-security / bookworm-updates). Tests skip on it.
 var ErrNoKernelPackage = errors.New("no Debian kernel package available")
 
-// The two Debian 12 kernel families the lab boots, for amd64 and arm64:
-// bookworm's default 6.1 (linux-image-6.1.0-N-ARCH-unsigned, release
-// 6.1.0-N-ARCH) and 6.12 from bookworm-security / backports
-// (linux-image-6.12.N+deb12-ARCH-unsigned).
+// The kernel families the lab boots, for amd64 and arm64: Debian 12's
+// default 6.1 (linux-image-6.1.0-N-ARCH-unsigned, release 6.1.0-N-ARCH),
+// 6.12 from bookworm-security / backports (6.12.N+deb12-ARCH), and 7.x
+// from Debian 13's trixie-backports (7.Y.N+deb13-ARCH, Y = 0-3, the
+// releases kernel/usbnet's 7.x series is for), fetched through apt lists
+// of its own in the cache (aptTrixie).
 var (
 	release61Re  = regexp.MustCompile(`^6\.1\.0-(\d+)-(amd64|arm64)$`)
 	release612Re = regexp.MustCompile(`^6\.12\.(\d+)\+deb12-(amd64|arm64)$`)
-	// what --kernel-version may shorten a release to: 6.1.0-56, 6.12.117
+	release7Re   = regexp.MustCompile(`^7\.([0-3])\.(\d+)\+deb13-(amd64|arm64)$`)
+	// what --kernel-version may shorten a release to: 6.1.0-56, 6.12.117, 7.3.4
 	short61Re  = regexp.MustCompile(`^6\.1\.0-\d+$`)
 	short612Re = regexp.MustCompile(`^6\.12\.\d+$`)
+	short7Re   = regexp.MustCompile(`^7\.[0-3]\.\d+$`)
 )
 
 // DefaultFamily is the family the lab boots when --kernel-version is not given.
 const DefaultFamily = "6.12"
 
-// releaseFamily returns "6.1" or "6.12" for a release the lab can fetch, and
-// the number that orders releases within it (the ABI number 6.1.0-N, the
-// patch level 6.12.N); "" when it is neither.
+// Family7x is the family name of Debian 13's 7.0-7.3 kernels.
+const Family7x = "7.x"
+
+// releaseFamily returns "6.1", "6.12" or "7.x" for a release the lab can
+// fetch, and the number that orders releases within it (the ABI number
+// 6.1.0-N, the patch level 6.12.N, 7.Y.N as Y*10000+N); "" when it is
+// none of them.
 func releaseFamily(rel string) (string, int) {
 	if m := release61Re.FindStringSubmatch(rel); m != nil {
 		n, _ := strconv.Atoi(m[1])
@@ -78,37 +87,45 @@ func releaseFamily(rel string) (string, int) {
 		n, _ := strconv.Atoi(m[1])
 		return "6.12", n
 	}
+	if m := release7Re.FindStringSubmatch(rel); m != nil {
+		y, _ := strconv.Atoi(m[1])
+		n, _ := strconv.Atoi(m[2])
+		return Family7x, y*10000 + n
+	}
 	return "", -1
 }
 
 // releaseArch is the architecture a fetchable release is built for
 // ("amd64", "arm64"), "" for other names.
 func releaseArch(rel string) string {
-	for _, re := range []*regexp.Regexp{release61Re, release612Re} {
+	for _, re := range []*regexp.Regexp{release61Re, release612Re, release7Re} {
 		if m := re.FindStringSubmatch(rel); m != nil {
-			return m[2]
+			return m[len(m)-1]
 		}
 	}
 	return ""
 }
 
 // normalizeRelease turns what --kernel-version takes into a family to pick
-// the newest of ("6.1", "6.12", "") or one release of arch: "6.12.117" ->
-// "6.12.117+deb12-ARCH", "6.1.0-56" -> "6.1.0-56-ARCH"; package names
-// (linux-image-...-unsigned) are accepted too, and a full release must be
-// of arch.
+// the newest of ("6.1", "6.12", "7.x", "") or one release of arch:
+// "6.12.117" -> "6.12.117+deb12-ARCH", "6.1.0-56" -> "6.1.0-56-ARCH",
+// "7.3.4" -> "7.3.4+deb13-ARCH"; package names (linux-image-...-unsigned)
+// are accepted too, and a full release must be of arch.
 func normalizeRelease(v, arch string) (family, release string, err error) {
 	v = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(v), "linux-image-"), "-unsigned")
 	switch v {
 	case "":
 		return DefaultFamily, "", nil
-	case "6.1", "6.12":
+	case "6.1", "6.12", Family7x:
 		return v, "", nil
 	}
-	if short612Re.MatchString(v) {
+	switch {
+	case short612Re.MatchString(v):
 		v += "+deb12-" + arch
-	} else if short61Re.MatchString(v) {
+	case short61Re.MatchString(v):
 		v += "-" + arch
+	case short7Re.MatchString(v):
+		v += "+deb13-" + arch
 	}
 	if f, _ := releaseFamily(v); f != "" {
 		if a := releaseArch(v); a != arch {
@@ -116,16 +133,30 @@ func normalizeRelease(v, arch string) (family, release string, err error) {
 		}
 		return f, v, nil
 	}
-	return "", "", fmt.Errorf("--kernel-version %q: the lab boots Debian 12's kernels: a family (6.1 = bookworm's default 6.1.0-N-%[2]s, 6.12 = 6.12.N+deb12-%[2]s) or a release (6.1.0-56, 6.12.117, 6.12.117+deb12-%[2]s); use --kernel and --modules for any other kernel", v, arch)
+	return "", "", fmt.Errorf("--kernel-version %q: the lab boots Debian's kernels: a family (6.1 = bookworm's default 6.1.0-N-%[2]s, 6.12 = 6.12.N+deb12-%[2]s, 7.x = trixie-backports' 7.Y.N+deb13-%[2]s, Y = 0-3) or a release (6.1.0-56, 6.12.117, 7.3.4, 6.12.117+deb12-%[2]s); use --kernel and --modules for any other kernel", v, arch)
+}
+
+// kernelApt is the apt that knows a family's kernel packages: the host's
+// (or, for arm64 on amd64, aptFor's) for Debian 12's families, Debian 13's
+// lists of its own for 7.x.
+func kernelApt(ctx context.Context, cache, family, arch string, logf func(string, ...any)) (*aptConfig, error) {
+	if family == Family7x {
+		return aptTrixie(ctx, cache, arch, logf)
+	}
+	return aptFor(ctx, cache, arch, logf)
 }
 
 // newestKernelPackage asks apt-cache for the newest kernel of a family
-// (linux-image-6.1.0-N-ARCH-unsigned or -6.12.N+deb12-ARCH-unsigned) and
+// (linux-image-6.1.0-N-ARCH-unsigned, -6.12.N+deb12-ARCH-unsigned or
+// -7.Y.N+deb13-ARCH) and
 // returns its release.
 func newestKernelPackage(ctx context.Context, apt *aptConfig, family string) (release string, err error) {
 	pattern := `^linux-image-6\.12\.[0-9]+\+deb12-` + apt.arch + `-unsigned$`
-	if family == "6.1" {
+	switch family {
+	case "6.1":
 		pattern = `^linux-image-6\.1\.0-[0-9]+-` + apt.arch + `-unsigned$`
+	case Family7x:
+		pattern = `^linux-image-7\.[0-3]\.[0-9]+\+deb13-` + apt.arch + `$`
 	}
 	if _, err := exec.LookPath("apt-cache"); err != nil {
 		return "", fmt.Errorf("%w: apt-cache is not installed (this needs a Debian-based host with apt, or give --kernel and --modules)", ErrNoKernelPackage)
@@ -143,7 +174,11 @@ func newestKernelPackage(ctx context.Context, apt *aptConfig, family string) (re
 		}
 	}
 	if best < 0 {
-		return "", fmt.Errorf("%w: apt-cache lists no linux-image of the %s family for %s (%s); run 'apt-get update' with bookworm, bookworm-security and bookworm-updates in /etc/apt/sources.list, or give --kernel and --modules", ErrNoKernelPackage, family, apt.arch, pattern)
+		where := "run 'apt-get update' with bookworm, bookworm-security and bookworm-updates in /etc/apt/sources.list"
+		if family == Family7x {
+			where = "the lab's own Debian 13 lists (trixie-backports) name none: check network access to " + debianMirror() + " (WIRESPEED_DEBIAN_MIRROR)"
+		}
+		return "", fmt.Errorf("%w: apt-cache lists no linux-image of the %s family for %s (%s); %s, or give --kernel and --modules", ErrNoKernelPackage, family, apt.arch, pattern, where)
 	}
 	return release, nil
 }
@@ -169,16 +204,49 @@ func cachedReleases(cache, family, arch string) []string {
 	return rel
 }
 
-// kernelPackages names the packages of a release: the image, then what
-// builds modules for it (headers, the common headers, kbuild).
+// kernelPackages names the packages of a release: the kernel image first,
+// then the rest of what boots (7.x: its base files and modules), then what
+// builds modules for it (headers, the common headers, kbuild - always
+// last). Debian 12 ships image and modules as linux-image-R-unsigned;
+// Debian 13's 7.x splits them into linux-binary-unsigned-R (the image),
+// linux-base-R (config, System.map, device trees) and linux-modules-R.
 func kernelPackages(release string) []string {
 	f, _ := releaseFamily(release)
-	base := strings.TrimSuffix(release, "-"+releaseArch(release)) // 6.12.117+deb12, 6.1.0-56
-	kbuild := "linux-kbuild-" + base
-	if f == "6.1" {
-		kbuild = "linux-kbuild-6.1" // one package for every 6.1.0-N ABI
+	base := strings.TrimSuffix(release, "-"+releaseArch(release)) // 6.12.117+deb12, 6.1.0-56, 7.3.4+deb13
+	headers := []string{"linux-headers-" + release, "linux-headers-" + base + "-common"}
+	switch f {
+	case "6.1":
+		// one linux-kbuild-6.1 for every 6.1.0-N ABI
+		return append([]string{"linux-image-" + release + "-unsigned"}, append(headers, "linux-kbuild-6.1")...)
+	case Family7x:
+		return append([]string{"linux-binary-unsigned-" + release, "linux-base-" + release, "linux-modules-" + release},
+			append(headers, "linux-kbuild-"+base)...)
 	}
-	return []string{"linux-image-" + release + "-unsigned", "linux-headers-" + release, "linux-headers-" + base + "-common", kbuild}
+	return append([]string{"linux-image-" + release + "-unsigned"}, append(headers, "linux-kbuild-"+base)...)
+}
+
+// kernelLayout is where a release's files are once its packages are
+// unpacked into root: Debian 12's in /boot, /lib/modules and
+// /usr/lib/linux-image-R (device trees); Debian 13's 7.x all in
+// /usr/lib/modules/R (vmlinuz.unsigned, config, dtb/).
+func kernelLayout(k *Kernel, root string) {
+	if f, _ := releaseFamily(k.Release); f == Family7x {
+		m := filepath.Join(root, "usr", "lib", "modules", k.Release)
+		k.Image = filepath.Join(m, "vmlinuz.unsigned")
+		k.ModulesDir = m
+		k.Config = filepath.Join(m, "config")
+		if k.Arch == "arm64" {
+			k.DTBDir = filepath.Join(m, "dtb")
+		}
+	} else {
+		k.Image = filepath.Join(root, "boot", "vmlinuz-"+k.Release)
+		k.ModulesDir = filepath.Join(root, "lib", "modules", k.Release)
+		k.Config = filepath.Join(root, "boot", "config-"+k.Release)
+		if k.Arch == "arm64" {
+			k.DTBDir = filepath.Join(root, "usr", "lib", "linux-image-"+k.Release)
+		}
+	}
+	k.HeadersDir = filepath.Join(root, "usr", "src", "linux-headers-"+k.Release)
 }
 
 // FetchKernel returns a Debian kernel of arch ("amd64", "arm64"; "" is
@@ -199,7 +267,7 @@ func FetchKernel(ctx context.Context, cache, release, arch string, logf func(str
 	if err != nil {
 		return nil, err
 	}
-	apt, err := aptFor(ctx, cache, arch, logf)
+	apt, err := kernelApt(ctx, cache, family, arch, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -217,18 +285,9 @@ func FetchKernel(ctx context.Context, cache, release, arch string, logf func(str
 		}
 	}
 	dir := filepath.Join(cache, "kernel", release)
-	k := &Kernel{
-		Release:    release,
-		Package:    "linux-image-" + release + "-unsigned",
-		Image:      filepath.Join(dir, "root", "boot", "vmlinuz-"+release),
-		ModulesDir: filepath.Join(dir, "root", "lib", "modules", release),
-		HeadersDir: filepath.Join(dir, "root", "usr", "src", "linux-headers-"+release),
-		Config:     filepath.Join(dir, "root", "boot", "config-"+release),
-		Arch:       arch,
-	}
-	if arch == "arm64" {
-		k.DTBDir = filepath.Join(dir, "root", "usr", "lib", "linux-image-"+release)
-	}
+	pkgs := kernelPackages(release)
+	k := &Kernel{Release: release, Package: pkgs[0], Arch: arch}
+	kernelLayout(k, filepath.Join(dir, "root"))
 	if b, err := os.ReadFile(filepath.Join(dir, "ready")); err == nil {
 		k.PackageVersion = strings.TrimSpace(string(b))
 		return k, nil
@@ -248,12 +307,13 @@ func FetchKernel(ctx context.Context, cache, release, arch string, logf func(str
 	// linux-headers-R depends on its -common headers and linux-kbuild (the
 	// build tools): all three build modules. All four have one version:
 	// linux-kbuild-6.1 serves every 6.1.0-N, so the version is pinned.
-	pkgs := kernelPackages(release)
-	if apt.foreign() {
+	if apt.foreign() || family == Family7x {
 		// linux-kbuild holds programs of the kernel's architecture, which
 		// cannot build modules here (kernel/usbnet/build.sh cross-builds
-		// with the host's kbuild).
-		pkgs = pkgs[:3]
+		// with the host's kbuild); Debian 13's are linked against a newer
+		// glibc than Debian 12's (kernel/usbnet/net-next builds 7.x
+		// modules in a Debian 13 root).
+		pkgs = pkgs[:len(pkgs)-1]
 	}
 	ver, err := candidateVersion(ctx, apt, pkgs[0])
 	if err != nil {
@@ -293,6 +353,13 @@ func FetchKernel(ctx context.Context, cache, release, arch string, logf func(str
 			if v, err := exec.CommandContext(ctx, "dpkg-deb", "-f", deb, "Version").Output(); err == nil {
 				k.PackageVersion = strings.TrimSpace(string(v))
 			}
+		}
+	}
+	// Debian 13 is merged-/usr: its modules are in usr/lib/modules, where
+	// depmod -b looks in lib/modules.
+	if _, err := os.Lstat(filepath.Join(tmp, "root", "lib")); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Symlink("usr/lib", filepath.Join(tmp, "root", "lib")); err != nil {
+			return nil, err
 		}
 	}
 	// The package ships no modules.dep (postinst runs depmod); make it here.

@@ -38,6 +38,10 @@ func TestNormalizeRelease(t *testing.T) {
 		{"linux-image-6.12.107+deb12-amd64-unsigned", "6.12", "6.12.107+deb12-amd64"},
 		{"6.1.0-56", "6.1", "6.1.0-56-amd64"},
 		{"6.1.0-56-amd64", "6.1", "6.1.0-56-amd64"},
+		{"7.x", "7.x", ""},
+		{"7.3.4", "7.x", "7.3.4+deb13-amd64"},
+		{"7.0.13+deb13-amd64", "7.x", "7.0.13+deb13-amd64"},
+		{"linux-image-7.3.4+deb13-amd64", "7.x", "7.3.4+deb13-amd64"},
 	} {
 		f, r, err := normalizeRelease(c.in, "amd64")
 		if err != nil || f != c.family || r != c.release {
@@ -53,7 +57,7 @@ func TestNormalizeRelease(t *testing.T) {
 			t.Errorf("arm64: normalizeRelease(%q) = %q, %q, %v; want %q, %q", in, f, r, err, c.family, wantArm)
 		}
 	}
-	for _, bad := range []string{"6.6", "6.1.192", "5.15.0-91-generic", "6.12.117+deb12-arm64", "6.1.0-56-rt-amd64", "6.19.1", "x", "6.12.117+deb12-armhf"} {
+	for _, bad := range []string{"6.6", "6.1.192", "5.15.0-91-generic", "6.12.117+deb12-arm64", "6.1.0-56-rt-amd64", "6.19.1", "x", "6.12.117+deb12-armhf", "7.4.1", "7.3", "7.3.4+deb14-amd64", "7.3.4+deb13-rt-amd64", "6.18.15+deb13-amd64"} {
 		if _, _, err := normalizeRelease(bad, "amd64"); err == nil {
 			t.Errorf("normalizeRelease(%q) accepted", bad)
 		}
@@ -68,6 +72,9 @@ func TestNormalizeRelease(t *testing.T) {
 			"linux-headers-6.12.117+deb12-common", "linux-kbuild-6.12.117+deb12"},
 		"6.12.117+deb12-arm64": {"linux-image-6.12.117+deb12-arm64-unsigned", "linux-headers-6.12.117+deb12-arm64",
 			"linux-headers-6.12.117+deb12-common", "linux-kbuild-6.12.117+deb12"},
+		// Debian 13 splits the image: binary, base files, modules
+		"7.3.4+deb13-arm64": {"linux-binary-unsigned-7.3.4+deb13-arm64", "linux-base-7.3.4+deb13-arm64", "linux-modules-7.3.4+deb13-arm64",
+			"linux-headers-7.3.4+deb13-arm64", "linux-headers-7.3.4+deb13-common", "linux-kbuild-7.3.4+deb13"},
 	}
 	for rel, pkgs := range want {
 		if got := kernelPackages(rel); strings.Join(got, " ") != strings.Join(pkgs, " ") {
@@ -155,7 +162,7 @@ func FuzzParseCandidate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if fam != "6.1" && fam != "6.12" {
+		if fam != "6.1" && fam != "6.12" && fam != Family7x {
 			t.Errorf("normalizeRelease(%q) family %q", kver, fam)
 		}
 		if f2, _ := releaseFamily(rel); rel != "" && f2 != fam {

@@ -44,7 +44,7 @@ type Config struct {
 	Options
 	// CacheDir holds kernels and initramfs images (DefaultCacheDir()).
 	CacheDir string
-	// KernelRelease picks a Debian kernel: a family ("6.1", "6.12") for its
+	// KernelRelease picks a Debian kernel: a family ("6.1", "6.12", "7.x") for its
 	// newest, or a release ("6.12.117", "6.1.0-56"); "" = the newest 6.12.
 	KernelRelease string
 	// KernelImage and ModulesPath use a kernel of the user's instead.
