@@ -103,7 +103,7 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 					f.Unchecked = append(f.Unchecked, "the link speed (unknown), so how many ms the queue holds")
 				}
 				if ModuleKernels.MatchString(in.Snap.Host.Kernel) {
-					f.Fix.Commands = append(f.Fix.Commands, "# wirespeed's usbnet module adds BQL (kernel/usbnet; see finding usbnet-no-gro for the install)")
+					f.Fix.Commands = append(f.Fix.Commands, "# wirespeed's usbnet module adds BQL (kernel/usbnet; "+seeFinding("usbnet-no-gro", d.Name, " for the install", "its README says how to install it")+")")
 				} else {
 					f.Fix.Commands = append(f.Fix.Commands, "# usbnet gains BQL in Linux "+fact("usbnet-bql").Release+"; wirespeed's usbnet module (kernel/usbnet) adds it for "+ModuleKernelsText)
 				}

@@ -86,7 +86,8 @@ func usbnetFix(s *inspect.Snapshot, d *inspect.Device) *Fix {
 	cpus, known := rpsCPUs(d)
 	if known && len(cpus) == 0 && len(onlineCPUs(s)) > 1 {
 		fix.Commands = append(fix.Commands,
-			"# today, on any kernel: spread protocol processing with RPS (see finding irq-stuck-rps-off for the mask)")
+			"# today, on any kernel: spread protocol processing with RPS ("+seeFinding("irq-stuck-rps-off", d.Name, " for the mask",
+				"write a mask of every CPU but the one that takes the USB host controller's interrupt to /sys/class/net/"+d.Name+"/queues/rx-*/rps_cpus")+")")
 	}
 	fix.Caveat = "The module replaces usbnet and every minidriver on it (struct usbnet changes); `dkms remove wirespeed-usbnet/" + ModuleVersion + " --all` goes back to the stock modules."
 	if ModuleKernels.MatchString(k) && piKernel(k) {
