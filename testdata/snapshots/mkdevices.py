@@ -244,7 +244,7 @@ def lte_qmi():
                   "scaling_available_governors": "conservative ondemand userspace powersave performance schedutil",
                   "scaling_cur_freq": 1500000, "cpuinfo_max_freq": 2000000, "cpuinfo_min_freq": 800000})
     t.dir("/proc/1")
-    hc = xhci(t)
+    hc = xhci(t, n=124)  # the MSI /proc/interrupts counts
     dev = hc + "/usb1/1-4"
     ip = usbdev(t, dev, {"speed": 480, "version": " 2.00", "idVendor": "2c7c", "idProduct": "0125",
                          "manufacturer": "Quectel", "product": "EC25-E", "busnum": 1, "devnum": 3},
@@ -330,7 +330,7 @@ def modem_5g_mbim():
     os_release(t, [("PRETTY_NAME", "Debian GNU/Linux 12 (bookworm)"), ("NAME", "Debian GNU/Linux"), ("VERSION_ID", "12"),
                    ("VERSION", "12 (bookworm)"), ("VERSION_CODENAME", "bookworm"), ("ID", "debian")])
     t.dir("/proc/1")
-    hc = xhci(t)
+    hc = xhci(t, n=124)
     ip = usbdev(t, hc + "/usb2/2-2", {"speed": 5000, "version": " 3.20", "idVendor": "2c7c", "idProduct": "0801",
                                       "manufacturer": "Quectel", "product": "RM520N-GL", "busnum": 2, "devnum": 2},
                 "2-2:1.4", "cdc_mbim")
