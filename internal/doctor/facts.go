@@ -471,29 +471,58 @@ func newerThanTested(k Kernel) bool {
 // the module builds for. It never names another distribution's kernel.
 func supportedKernelHow(h hostDistro, kernel, arch string) string {
 	k, _ := ParseKernel(kernel)
+	ser := func(rel, channel string) string { return chanSeries(h.Distro, rel, channel) }
 	switch h.Distro {
 	case distroDebian:
 		a := debArch(kernel, arch)
 		switch h.Release {
 		case "12":
-			return "on Debian 12, linux-image-" + a + " is 6.1, a supported family: apt install linux-image-" + a + ", then reboot into it"
+			return "on Debian 12, linux-image-" + a + " is " + ser("12", "bookworm") + ", a supported family (bookworm-backports closed " + chanClosed(distroDebian, "12", "bookworm-backports") +
+				"): apt install linux-image-" + a + ", then reboot into it"
 		case "13":
-			return "on Debian 13, trixie's linux-image-" + a + " (6.12) and trixie-backports' 7.3 are supported: apt install -t trixie-backports linux-image-" + a + ", then reboot into it"
+			return "on Debian 13, trixie's linux-image-" + a + " (" + ser("13", "trixie") + ") and trixie-backports' " + ser("13", "trixie-backports") +
+				" are supported: apt install -t trixie-backports linux-image-" + a + ", then reboot into it"
 		}
-		return "Debian 13's kernel (6.12) and trixie-backports' 7.3 are supported families"
+		return "Debian 13's kernel (" + ser("13", "trixie") + ") and trixie-backports' " + ser("13", "trixie-backports") + " are supported families"
 	case distroPiOS:
-		return "apt full-upgrade brings Raspberry Pi OS's current kernel (6.18.N+rpt-rpi-v8 / -rpi-2712), which it builds for"
+		return "apt full-upgrade brings Raspberry Pi OS's current kernel (" + ser("", "Raspberry Pi OS") + ".N+rpt-rpi-v8 / -rpi-2712), which it builds for"
 	case distroUbuntu:
-		if k.Major == 6 && k.Minor == 8 && strings.HasSuffix(kernel, "-generic") {
-			return "on Ubuntu 24.04 the HWE kernel is 7.0, a supported family: apt install --install-recommends linux-generic-hwe-24.04, then reboot into it"
+		hwe := ser("24.04", "HWE")
+		if (h.Release == "" || h.Release == "24.04") && k.Series() == ser("24.04", "GA") && strings.HasSuffix(kernel, "-generic") {
+			return "on Ubuntu 24.04 the HWE kernel is " + hwe + ", a supported family: apt install --install-recommends linux-generic-hwe-24.04, then reboot into it"
 		}
-		return "Ubuntu 24.04's HWE kernel and Ubuntu 26.04 LTS's kernel are 7.0, a supported family"
+		s := "Ubuntu 24.04's HWE kernel and Ubuntu 26.04 LTS's kernel are " + hwe + ", a supported family"
+		if h.Release != "" && h.Release != "24.04" && h.Release != "26.04" {
+			s += " (after a release upgrade: do-release-upgrade)"
+		}
+		return s
 	case distroFedora:
 		return "Fedora keeps earlier kernels installed: boot a 7.0-7.3 one from the boot menu if one is still there (rpm -q kernel lists them)"
 	case distroArmbian:
-		return "armbian-config (System, Kernel) switches to Armbian's current branch (6.18) or edge (7.1), both supported"
+		return "armbian-config (System, Kernel) switches to Armbian's current branch (" + ser("", "current") + ") or edge (" + ser("", "edge") + "), both supported"
 	}
 	return "with a kernel of one of them, build.sh takes usbnet's source from linux-source-X.Y or kernel.org, or from your own tree of that X.Y: KSRC=DIR dkms install ..."
+}
+
+// chanSeries is the kernel series a distribution channel ships (the
+// DistroKernels table); a missing row is a programming error.
+func chanSeries(d distro, rel, channel string) string {
+	for _, c := range DistroKernels {
+		if c.Distro == d && c.Release == rel && c.Channel == channel {
+			return c.Series
+		}
+	}
+	panic("doctor: no distribution kernel " + d.String() + " " + rel + " " + channel)
+}
+
+// chanClosed is when a distribution channel closed.
+func chanClosed(d distro, rel, channel string) string {
+	for _, c := range DistroKernels {
+		if c.Distro == d && c.Release == rel && c.Channel == channel {
+			return c.Closed
+		}
+	}
+	panic("doctor: no distribution kernel " + d.String() + " " + rel + " " + channel)
 }
 
 // moduleRefusal says, as build.sh and dkms.conf do, why kernel k gets no
