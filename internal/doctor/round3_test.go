@@ -48,6 +48,11 @@ func TestPi5RP1(t *testing.T) {
 	if g := strings.Join(actionIDs(got["qdisc-fifo"]), " "); g != "qdisc:eth1=cake bandwidth 950mbit" {
 		t.Errorf("qdisc-fifo with a known link rate shapes as tx-no-bql does (one action for tune): %s", g)
 	}
+	for _, id := range []string{"qdisc-fifo", "tx-no-bql"} {
+		if !strings.Contains(strings.Join(got[id].Unchecked, "\n"), "sch_cake") {
+			t.Errorf("%s proposes cake: say whether the kernel has it is unchecked: %v", id, got[id].Unchecked)
+		}
+	}
 	// The kernel refuses the affinity (probe EIO): still found, now stuck.
 	got, _ = findings(t, "pi5-rp1-ax88179", func(in *Input) {
 		d := dev(t, in.Snap, "eth1")

@@ -115,6 +115,7 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 					f.Fix.Commands = append(f.Fix.Commands, "# until then, shape just below the link rate so the queue builds in a fair qdisc, not in the driver:", a.Command)
 					f.Fix.Actions = append(f.Fix.Actions, a)
 					f.Fix.Caveat = "shaping costs ~5% of throughput and CPU per packet; cake needs sch_cake (fq_codel with htb is the alternative)."
+					f.Unchecked = append(f.Unchecked, "whether this kernel has sch_cake (a snapshot cannot tell): tc answers \"Unknown qdisc\" where it lacks it, and tune reverts")
 				}
 			}
 			out = append(out, f)
@@ -172,6 +173,7 @@ func fifoOverDriverQueue(in *Input, d *inspect.Device, f Finding) Finding {
 		if a.Kind == KindQdisc {
 			q.Fix = &Fix{Commands: []string{"# shape just below the link rate with a fair qdisc, so the queue builds there and not in the driver:", a.Command},
 				Actions: []Action{a}, Caveat: f.Fix.Caveat}
+			q.Unchecked = append(q.Unchecked, "whether this kernel has sch_cake (a snapshot cannot tell): tc answers \"Unknown qdisc\" where it lacks it, and tune reverts")
 			return q
 		}
 	}
