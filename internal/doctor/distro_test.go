@@ -3,6 +3,8 @@ package doctor
 import (
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
 // TestUsbnetAdviceFitsDistro: the usbnet-no-gro advice fits the host's
@@ -141,5 +143,49 @@ func TestDistroOf(t *testing.T) {
 		if got != want {
 			t.Errorf("distroOf(%q) = %s, want %s", k, got, want)
 		}
+	}
+}
+
+// TestUsbnetAdviceFromOSRelease: with /etc/os-release in the snapshot the
+// distribution and its release are the host's word, not an inference: an
+// Ubuntu 22.04 host on its 6.8 HWE kernel is not told to install 24.04's
+// HWE package; Raspberry Pi OS (ID=debian plus /etc/rpi-issue) gets Pi
+// advice whatever the kernel is called; nothing says "inferred".
+func TestUsbnetAdviceFromOSRelease(t *testing.T) {
+	for _, c := range []struct {
+		name, kernel  string
+		os            inspect.OS
+		must, mustNot []string
+	}{
+		{"Ubuntu 22.04 on its HWE 6.8", "6.8.0-52-generic", inspect.OS{ID: "ubuntu", VersionID: "22.04"},
+			[]string{"this host: Ubuntu 22.04", "do-release-upgrade"}, []string{"linux-generic-hwe-24.04", "inferred", "linux-image-"}},
+		{"Ubuntu 24.04 on GA 6.8", "6.8.0-52-generic", inspect.OS{ID: "ubuntu", VersionID: "24.04"},
+			[]string{"this host: Ubuntu 24.04", "linux-generic-hwe-24.04"}, []string{"inferred", "do-release-upgrade"}},
+		{"Pi OS on a self-built kernel", "6.6.40-v8-16k+", inspect.OS{ID: "debian", VersionID: "12", RPiIssue: true},
+			[]string{"Raspberry Pi OS", "apt full-upgrade brings Raspberry Pi OS's current kernel (6.18.N"}, []string{"inferred", "linux-image-", "apt install -t trixie-backports"}},
+		{"Debian 12 on 6.6", "6.6.74-custom", inspect.OS{ID: "debian", VersionID: "12"},
+			[]string{"this host: Debian 12", "bookworm-backports closed 2026-07-11", "apt install linux-image-arm64"}, []string{"inferred", "HWE", "full-upgrade"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := &Input{Snap: fixture(t, "rpi4-ax88179")}
+			o := c.os
+			o.File = "/etc/os-release"
+			in.Snap.Host.Kernel, in.Snap.Host.OS = c.kernel, &o
+			got, _ := run(t, in, "usbnet-no-gro")
+			if len(got) != 1 {
+				t.Fatalf("want one usbnet-no-gro, got %d", len(got))
+			}
+			text := fixText(got[0]) + "\n" + strings.Join(got[0].Unchecked, "\n")
+			for _, s := range c.must {
+				if !strings.Contains(text, s) {
+					t.Errorf("want %q in\n%s", s, text)
+				}
+			}
+			for _, s := range c.mustNot {
+				if strings.Contains(text, s) {
+					t.Errorf("must not say %q:\n%s", s, text)
+				}
+			}
+		})
 	}
 }

@@ -80,6 +80,7 @@ func Diagnose(in *Input) (*Report, error) {
 		}
 		rep.Skipped = append(rep.Skipped, sk...)
 	}
+	resolveRefs(rep)
 	rep.Skipped = append(rep.Skipped, unrecognisedPaths(in)...)
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		a, b := rep.Findings[i], rep.Findings[j]

@@ -37,7 +37,12 @@ type Fact struct {
 // Range is an inclusive range of stable releases of one series.
 type Range struct{ From, To string }
 
-func (r Range) String() string { return r.From + "-" + r.To }
+func (r Range) String() string {
+	if r.To == "" {
+		return r.From + " and later " + strings.Join(strings.SplitN(r.From, ".", 3)[:2], ".") + ".y"
+	}
+	return r.From + "-" + r.To
+}
 
 // After is the first release past the range: "6.12.74" for 6.12.34-6.12.73.
 func (r Range) After() string {
@@ -97,11 +102,73 @@ var Facts = []Fact{
 		Commit: "usbnet: avoid a possible crash in dql_completed()", Source: "the commit (6.19-rc4)"},
 	{Key: "usbnet-bql-resume-fix", What: "fix: missing BQL accounting for frames usbnet_resume() queues again (cdc_ncm crashed within 3 suspend cycles)",
 		Commit: "usbnet: fix crash due to missing BQL accounting after resume", Source: "the commit (netdev)"},
-	{Key: "mt76u-threaded-napi", What: "mt76 USB WiFi (mt7921u, ...) receives through a threaded NAPI with GRO",
-		Commit: "wifi: mt76: mt76u: use a threaded NAPI for the RX path",
-		Source: "wireless-next, 2026-08-02 (acked by mt76's maintainer 2026-06-09); the article \"Making USB WiFi 55% Faster on Linux: Threaded NAPI in the mt76 Driver\"",
-		Note:   "in no released kernel yet"},
+	{Key: "mt76u-threaded-napi", What: "mt76 USB WiFi (mt7921u, ...) receives through a threaded NAPI with GRO", Release: "7.3",
+		Commit: `5323d3e50c20 "wifi: mt76: mt76u: use a threaded NAPI for the RX path"`,
+		Source: "the commit, merged 2026-08-20 (wireless-next 2026-08-02, acked by mt76's maintainer 2026-06-09); the article \"Making USB WiFi 55% Faster on Linux: Threaded NAPI in the mt76 Driver\"; /work/shared/context.md, upstream since the last check",
+		Note:   "the NAPI sits on a dummy netdev named mt76u-rx (kthread napi/mt76u-rx-<id>), and the mt76-usb-rx worker stays for the MCU queue"},
+	{Key: "mt76-usb-reorder-regression", What: "mt76 on USB/SDIO skips RX reordering (the NPU/PPE active checks applied to non-MMIO devices): 20-71 TCP retransmits per 10 s on mt7921u, 0 after the fix",
+		Release: "6.19", Commit: "141a81557070 (the change that made the checks apply to USB/SDIO)",
+		Source: "the fix's commit message (7981aca2bd28), linux-wireless; /work/shared/context.md, upstream since the last check"},
+	{Key: "mt76-usb-reorder-fix", What: "fix: mt76 restricts the NPU/PPE active checks to MMIO devices, so USB/SDIO reorder RX again",
+		Commit: `7981aca2bd28 "wifi: mt76: restrict NPU/PPE active checks to MMIO devices"`,
+		Source: "linux-wireless; in mainline and stable (/work/shared/context.md); the first release of each series that carries it was not checked",
+		Note:   "no release is recorded, so whether a kernel of 6.19 or later has it is unknown: the finding says how to tell"},
+	{Key: "udp-gso-corruption", What: "UDP GSO corrupts segmented datagrams on some drivers (heavy loss for WireGuard, Tailscale, QUIC)",
+		Release: "7.0", Commit: "b10b446 (introduced the corruption)",
+		Source: "the fixes 78effd8 and 5f17ae0 (netdev, stable 7.1.5); /work/shared/context.md, upstream since the last check",
+		Note:   "workaround until the upgrade: ethtool -K IF tx-udp-segmentation off"},
+	{Key: "udp-gso-corruption-fix", What: "fix of the UDP GSO corruption",
+		// 7.1.5 carried 78effd8 + 5f17ae0; stable takes only what mainline
+		// has, so 7.2 (released after 7.1.5's fixes were merged) has them.
+		Release: "7.2", Commit: "78effd8, 5f17ae0",
+		Source: "stable 7.1.5's changelog; /work/shared/context.md (7.0 - 7.1.4 affected, fixed 7.1.5)",
+		Stable: []Range{{"7.1.5", ""}},
+		Note:   "7.0.y has no recorded fix: distribution kernels of 7.0 (Ubuntu's) may carry a backport their version does not show"},
+	{Key: "usbnet-bh-work", What: "usbnet's deferred RX/TX completion work runs as BH work (dev->bh_work) instead of a tasklet", Release: "6.17",
+		Commit: `2c04d279e857 "net: usb: Convert tasklet API to new bottom half workqueue mechanism"`,
+		Source: "the commit; /work/shared/context.md, upstream since the last check",
+		Note:   "both run in softirq context on the CPU that queued them: the host controller's interrupt CPU"},
+	{Key: "udp-gro-fwd-tunnels", What: "UDP GRO forwarding for forwarded UDP tunnel traffic: rx-udp-gro-forwarding on, rx-gro-list off", Release: "6.2",
+		Source: "Tailscale's knowledge base, article 1320 (performance best practices: exit nodes and subnet routers on Linux 6.2+; tailscaled warns when it is off); /work/shared/context.md",
+		Note:   "not persistent across reboots"},
 }
+
+// Distribution kernels: which kernel series each distribution release
+// offers through which channel, how a host installs it, and where that
+// was read. Rules ask what a host can reach through this table (never
+// with a version of their own); checked 2026-11-25 (/work/shared/context.md,
+// "The kernels users run"; Debian's package lists).
+type DistroKernel struct {
+	Distro  distro
+	Release string // the distribution's release (os-release VERSION_ID); "" any
+	Channel string // "bookworm", "trixie-backports", "HWE", "current"
+	Series  string // the kernel series it ships ("7.3"); "" when closed
+	// How installs it; ARCH stands for Debian's architecture name.
+	How    string
+	Closed string // when the channel closed ("2026-07-11"); "" open
+	Source string
+}
+
+// DistroKernels is that table.
+var DistroKernels = []DistroKernel{
+	{Distro: distroDebian, Release: "12", Channel: "bookworm", Series: "6.1", How: "apt install linux-image-ARCH", Source: "Debian's package lists (linux-image-amd64 -> 6.1.0-N)"},
+	{Distro: distroDebian, Release: "12", Channel: "bookworm-backports", Closed: "2026-07-11", Source: "Debian's backports announcements: bookworm-backports closed 2026-07-11"},
+	{Distro: distroDebian, Release: "13", Channel: "trixie", Series: "6.12", How: "apt install linux-image-ARCH", Source: "Debian's package lists"},
+	{Distro: distroDebian, Release: "13", Channel: "trixie-backports", Series: "7.3", How: "apt install -t trixie-backports linux-image-ARCH", Source: "Debian's package lists (7.3.4+deb13)"},
+	{Distro: distroPiOS, Channel: "Raspberry Pi OS", Series: "6.18", How: "apt update && apt full-upgrade", Source: "Raspberry Pi OS's stable tag of 2026-05-27 (6.18.N+rpt-rpi-v8 / -rpi-2712)"},
+	{Distro: distroUbuntu, Release: "24.04", Channel: "GA", Series: "6.8", How: "apt install linux-generic", Source: "Ubuntu's kernel release cycle"},
+	{Distro: distroUbuntu, Release: "24.04", Channel: "HWE", Series: "7.0", How: "apt install --install-recommends linux-generic-hwe-24.04", Source: "Ubuntu 24.04's HWE kernel since 2026-07"},
+	{Distro: distroUbuntu, Release: "26.04", Channel: "GA", Series: "7.0", How: "apt install linux-generic", Source: "Ubuntu 26.04 LTS"},
+	{Distro: distroFedora, Channel: "updates", Series: "7.3", How: "dnf upgrade --refresh 'kernel*'", Source: "Fedora rebases its kernel to the current stable release (Fedora 44 shipped 7.0)"},
+	{Distro: distroArmbian, Channel: "current", Series: "6.18", How: "armbian-config (System, Kernel: current)", Source: "Armbian's branches"},
+	{Distro: distroArmbian, Channel: "edge", Series: "7.1", How: "armbian-config (System, Kernel: edge)", Source: "Armbian's branches"},
+}
+
+// wgMainlineStall is what is known of WireGuard's threaded-NAPI stall on
+// mainline: the default stayed (only stable reverted it) and no mainline
+// fix of the race was found (netdev archive, checked 2026-11-25;
+// /work/shared/context.md, upstream since the last check).
+const wgMainlineStall = "on mainline threaded NAPI stays WireGuard's default, and no mainline fix of the race was found (netdev archive, checked 2026-11-25)"
 
 // Sources that findings cite besides the commits above.
 const (
@@ -215,13 +282,14 @@ func (k Kernel) AtLeast(rel string) bool {
 func (k Kernel) InRange(r Range) (in, known bool) {
 	lo, ok1 := ParseKernel(r.From)
 	hi, ok2 := ParseKernel(r.To)
-	if !ok1 || !ok2 || k.Major != lo.Major || k.Minor != lo.Minor {
+	open := r.To == "" // From and every later release of its series
+	if !ok1 || !ok2 && !open || k.Major != lo.Major || k.Minor != lo.Minor {
 		return false, true
 	}
 	if !k.PatchKnown {
 		return false, false
 	}
-	return k.Patch >= lo.Patch && k.Patch <= hi.Patch, true
+	return k.Patch >= lo.Patch && (open || k.Patch <= hi.Patch), true
 }
 
 // Has says whether kernel release rel has fact key: Yes, No or Unknown
@@ -364,7 +432,7 @@ func (h hostDistro) label() string {
 	if h.Distro == distroDebian && h.Release != "" {
 		name += " " + h.Release
 	}
-	if h.Distro == distroFedora && h.Release != "" {
+	if (h.Distro == distroFedora || h.Distro == distroUbuntu) && h.Release != "" {
 		name += " " + h.Release
 	}
 	if h.Distro == distroUnknown {
@@ -403,29 +471,58 @@ func newerThanTested(k Kernel) bool {
 // the module builds for. It never names another distribution's kernel.
 func supportedKernelHow(h hostDistro, kernel, arch string) string {
 	k, _ := ParseKernel(kernel)
+	ser := func(rel, channel string) string { return chanSeries(h.Distro, rel, channel) }
 	switch h.Distro {
 	case distroDebian:
 		a := debArch(kernel, arch)
 		switch h.Release {
 		case "12":
-			return "on Debian 12, linux-image-" + a + " is 6.1, a supported family: apt install linux-image-" + a + ", then reboot into it"
+			return "on Debian 12, linux-image-" + a + " is " + ser("12", "bookworm") + ", a supported family (bookworm-backports closed " + chanClosed(distroDebian, "12", "bookworm-backports") +
+				"): apt install linux-image-" + a + ", then reboot into it"
 		case "13":
-			return "on Debian 13, trixie's linux-image-" + a + " (6.12) and trixie-backports' 7.3 are supported: apt install -t trixie-backports linux-image-" + a + ", then reboot into it"
+			return "on Debian 13, trixie's linux-image-" + a + " (" + ser("13", "trixie") + ") and trixie-backports' " + ser("13", "trixie-backports") +
+				" are supported: apt install -t trixie-backports linux-image-" + a + ", then reboot into it"
 		}
-		return "Debian 13's kernel (6.12) and trixie-backports' 7.3 are supported families"
+		return "Debian 13's kernel (" + ser("13", "trixie") + ") and trixie-backports' " + ser("13", "trixie-backports") + " are supported families"
 	case distroPiOS:
-		return "apt full-upgrade brings Raspberry Pi OS's current kernel (6.18.N+rpt-rpi-v8 / -rpi-2712), which it builds for"
+		return "apt full-upgrade brings Raspberry Pi OS's current kernel (" + ser("", "Raspberry Pi OS") + ".N+rpt-rpi-v8 / -rpi-2712), which it builds for"
 	case distroUbuntu:
-		if k.Major == 6 && k.Minor == 8 && strings.HasSuffix(kernel, "-generic") {
-			return "on Ubuntu 24.04 the HWE kernel is 7.0, a supported family: apt install --install-recommends linux-generic-hwe-24.04, then reboot into it"
+		hwe := ser("24.04", "HWE")
+		if (h.Release == "" || h.Release == "24.04") && k.Series() == ser("24.04", "GA") && strings.HasSuffix(kernel, "-generic") {
+			return "on Ubuntu 24.04 the HWE kernel is " + hwe + ", a supported family: apt install --install-recommends linux-generic-hwe-24.04, then reboot into it"
 		}
-		return "Ubuntu 24.04's HWE kernel and Ubuntu 26.04 LTS's kernel are 7.0, a supported family"
+		s := "Ubuntu 24.04's HWE kernel and Ubuntu 26.04 LTS's kernel are " + hwe + ", a supported family"
+		if h.Release != "" && h.Release != "24.04" && h.Release != "26.04" {
+			s += " (after a release upgrade: do-release-upgrade)"
+		}
+		return s
 	case distroFedora:
 		return "Fedora keeps earlier kernels installed: boot a 7.0-7.3 one from the boot menu if one is still there (rpm -q kernel lists them)"
 	case distroArmbian:
-		return "armbian-config (System, Kernel) switches to Armbian's current branch (6.18) or edge (7.1), both supported"
+		return "armbian-config (System, Kernel) switches to Armbian's current branch (" + ser("", "current") + ") or edge (" + ser("", "edge") + "), both supported"
 	}
 	return "with a kernel of one of them, build.sh takes usbnet's source from linux-source-X.Y or kernel.org, or from your own tree of that X.Y: KSRC=DIR dkms install ..."
+}
+
+// chanSeries is the kernel series a distribution channel ships (the
+// DistroKernels table); a missing row is a programming error.
+func chanSeries(d distro, rel, channel string) string {
+	for _, c := range DistroKernels {
+		if c.Distro == d && c.Release == rel && c.Channel == channel {
+			return c.Series
+		}
+	}
+	panic("doctor: no distribution kernel " + d.String() + " " + rel + " " + channel)
+}
+
+// chanClosed is when a distribution channel closed.
+func chanClosed(d distro, rel, channel string) string {
+	for _, c := range DistroKernels {
+		if c.Distro == d && c.Release == rel && c.Channel == channel {
+			return c.Closed
+		}
+	}
+	panic("doctor: no distribution kernel " + d.String() + " " + rel + " " + channel)
 }
 
 // moduleRefusal says, as build.sh and dkms.conf do, why kernel k gets no

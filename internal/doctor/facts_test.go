@@ -56,7 +56,19 @@ func TestHas(t *testing.T) {
 		{"6.1.0-56-amd64", "wg-threaded-default", datapath.Unknown}, // 6.1.142-6.1.163 or not: the name cannot say
 		{"6.6.94", "wg-threaded-default", datapath.Yes},
 		{"5.10.200", "wg-threaded-default", datapath.No},
-		{"6.19.3", "mt76u-threaded-napi", datapath.Unknown}, // no release yet
+		{"6.19.3", "mt76u-threaded-napi", datapath.No},
+		{"7.3.4+deb13-amd64", "mt76u-threaded-napi", datapath.Yes},
+		{"7.0.0-15-generic", "udp-gso-corruption", datapath.Yes},
+		{"6.18.20+rpt-rpi-2712", "udp-gso-corruption", datapath.No},
+		{"7.1.4-200.fc44.x86_64", "udp-gso-corruption-fix", datapath.No},
+		{"7.1.5-200.fc44.x86_64", "udp-gso-corruption-fix", datapath.Yes}, // the open stable range
+		{"7.1.12", "udp-gso-corruption-fix", datapath.Yes},
+		{"7.0.9", "udp-gso-corruption-fix", datapath.No},
+		{"7.2.13+deb14-amd64", "udp-gso-corruption-fix", datapath.Yes},
+		{"7.1.0-3-generic", "udp-gso-corruption-fix", datapath.Unknown}, // an ABI name of the 7.1 series
+		{"7.3.4+deb13-amd64", "mt76-usb-reorder-fix", datapath.Unknown}, // no release recorded
+		{"6.16.2", "usbnet-bh-work", datapath.No},
+		{"6.17.0", "usbnet-bh-work", datapath.Yes},
 		{"5.12.0", "threaded-sysfs", datapath.Yes},
 		{"5.11.22", "threaded-sysfs", datapath.No},
 	} {
@@ -74,7 +86,10 @@ func TestHas(t *testing.T) {
 func TestFactsTable(t *testing.T) {
 	want := map[string]string{
 		"usbnet-bql": "6.19", "usbnet-bql-dql-fix": "6.19", "usbnet-bql-resume-fix": "",
-		"wg-threaded-default": "6.16", "mt76u-threaded-napi": "", "napi-set-config": "6.13",
+		"wg-threaded-default": "6.16", "mt76u-threaded-napi": "7.3", "napi-set-config": "6.13",
+		// the kernel facts of 2026 (issue 31)
+		"mt76-usb-reorder-regression": "6.19", "mt76-usb-reorder-fix": "", "udp-gso-corruption": "7.0",
+		"udp-gso-corruption-fix": "7.2", "usbnet-bh-work": "6.17", "udp-gro-fwd-tunnels": "6.2",
 		"per-napi-threaded": "6.17", "threaded-busy-poll": "6.19", "r8152-gro-frags": "6.7",
 		"threaded-sysfs": "5.12", "bql-stall-stats": "6.9",
 	}
@@ -87,6 +102,19 @@ func TestFactsTable(t *testing.T) {
 	for _, f := range Facts {
 		if f.Release == "" && f.Commit == "" || f.Source == "" {
 			t.Errorf("%s: needs a release or a commit subject, and a source", f.Key)
+		}
+	}
+	for _, k := range []string{"mt76u-threaded-napi", "mt76-usb-reorder-fix", "udp-gso-corruption", "usbnet-bh-work"} {
+		if c := fact(k).Commit; !regexp.MustCompile(`^[0-9a-f]{7,12}\b`).MatchString(c) {
+			t.Errorf("%s: the commit id first: %q", k, c)
+		}
+	}
+	if got := fact("udp-gso-corruption-fix").StableRanges(); got != "7.1.5 and later 7.1.y" {
+		t.Errorf("UDP GSO fix ranges: %s", got)
+	}
+	for _, d := range DistroKernels {
+		if d.Source == "" || d.Series == "" && d.Closed == "" {
+			t.Errorf("distribution kernel %s %s %s: needs a series (or the date it closed) and a source", d.Distro, d.Release, d.Channel)
 		}
 	}
 	if got := fact("wg-threaded-default").StableRanges(); got != "5.15.186-5.15.200, 6.1.142-6.1.163, 6.6.94-6.6.126, 6.12.34-6.12.73" {

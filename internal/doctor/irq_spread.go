@@ -5,7 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wirespeed/wirespeed/internal/cpumask"
 	"github.com/wirespeed/wirespeed/internal/datapath"
+	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
 // Rule irqs-piled: interrupts of busy devices that could be moved all run
@@ -38,6 +40,25 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 	seen := map[int]bool{}
 	byCPU := map[int][]irqUse{}
 	used := map[int]bool{}
+	// spread: devices whose vectors the driver already placed on more
+	// than one CPU (a multi-queue NIC or WiFi card, one MSI-X vector per
+	// queue). Two of such a device's vectors on one CPU - iwlwifi's
+	// notification (default) queue beside its first RSS queue - are its
+	// layout, and which queue is busy follows the flows' hash, not
+	// placement: they count as one interrupt of that device.
+	spread := map[string]bool{}
+	for _, d := range in.devices() {
+		placed := map[int]bool{}
+		for i := range d.IRQs {
+			if c, ok := placedOn(&d.IRQs[i]); ok {
+				placed[c] = true
+			} else if counts, _, _ := in.irqCounts(d.Name, &d.IRQs[i]); counts.Total > 0 {
+				hot, _ := hotCPU(counts)
+				placed[hot] = true
+			}
+		}
+		spread[d.Name] = len(placed) > 1
+	}
 	for _, d := range in.devices() {
 		if !physical(d) || !isUp(d) {
 			continue
@@ -60,19 +81,33 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 			byCPU[hot] = append(byCPU[hot], irqUse{d.Name, irq.Number, strings.Join(irq.Actions, ","), hot, counts.Total, src, field})
 		}
 	}
+	for c, list := range byCPU {
+		sort.Slice(list, func(i, j int) bool { return list[i].total > list[j].total })
+		var kept []irqUse
+		one := map[string]bool{}
+		for _, u := range list {
+			if spread[u.dev] && one[u.dev] {
+				continue // the device's other vector here: its layout
+			}
+			one[u.dev] = true
+			kept = append(kept, u)
+		}
+		byCPU[c] = kept
+	}
+	free := []int{}
+	for _, x := range cpus {
+		if !used[x] {
+			free = append(free, x)
+		}
+	}
+	if len(free) == 0 {
+		// every CPU already takes a busy interrupt: moving one makes
+		// no CPU less loaded that was idle
+		return nil, nil
+	}
 	var out []Finding
 	for _, c := range crowded(byCPU) {
 		list := byCPU[c]
-		free := []int{}
-		for _, x := range cpus {
-			if !used[x] {
-				free = append(free, x)
-			}
-		}
-		if len(free) == 0 {
-			free = without(cpus, c)
-		}
-		sort.Slice(list, func(i, j int) bool { return list[i].total > list[j].total })
 		f := Finding{
 			ID: "irqs-piled", Severity: Warn, Impact: 45,
 			Title: fmt.Sprintf("%d busy interrupts share CPU%d while %d other CPU(s) take none", len(list), c, len(free)),
@@ -111,4 +146,15 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// placedOn is the one CPU an interrupt was placed on - its
+// smp_affinity_list names a single CPU: the driver's affinity hint (one
+// queue per CPU) or a tuner's choice. The effective affinity is not a
+// placement: it is where the kernel put a vector allowed on several CPUs.
+func placedOn(irq *inspect.IRQ) (int, bool) {
+	if c, err := cpumask.ParseList(irq.SMPAffinityList); err == nil && len(c) == 1 {
+		return c[0], true
+	}
+	return 0, false
 }

@@ -16,8 +16,7 @@ import (
 // for it (napi/phyN-* kthreads on mt76's internal netdev).
 
 // mt76uNAPI is the upstream change that gives mt76u a threaded NAPI
-// (facts.go: "mt76u-threaded-napi"): its commit subject, and where it is
-// while no release carries it.
+// (facts.go: "mt76u-threaded-napi"): its commit, and where it is.
 func mt76uNAPI() (commit, where string) {
 	f := fact("mt76u-threaded-napi")
 	where = f.Source
@@ -46,6 +45,12 @@ func isMac80211(d *inspect.Device) bool {
 
 func checkMT76U(in *Input) ([]Finding, []Skipped) {
 	commit, where := mt76uNAPI()
+	napiFact := fact("mt76u-threaded-napi")
+	kernel := in.Snap.Host.Kernel
+	if Has(kernel, napiFact.Key) == datapath.Yes {
+		return nil, nil // the kernel polls mt76u's RX on a threaded NAPI with GRO
+	}
+	h := hostDistroOf(in.Snap)
 	var out []Finding
 	for _, d := range in.devices() {
 		w := d.Wireless
@@ -62,16 +67,17 @@ func checkMT76U(in *Input) ([]Finding, []Skipped) {
 			},
 			Why: "mt76's USB path completes URBs into its usb-rx kthread, which hands the frames to netif_receive_skb_list() with no NAPI: " +
 				"every TCP segment climbs the stack alone (GRO would merge them), the same per-packet cost as usbnet's netif_rx path, " +
-				"and all of it on the CPU the worker runs on. The upstream change \"" + commit + "\" (" + where +
-				") polls a threaded NAPI instead, with GRO; a kernel that has it shows napi/" + w.Phy + "-<id> kthreads and no mt76-usb-rx one.",
+				"and all of it on the CPU the worker runs on. The upstream change " + commit + " (" + where +
+				") polls a threaded NAPI instead, with GRO; on a kernel that has it " + napiFact.Note + ".",
 			Verify: verifyRX(d.Name),
 		}
 		if rx := u64(d.Stats.RxPackets); rx > 0 {
 			f.Evidence = append(f.Evidence, snapEv(devField(d, "stats.rx_packets"), "%d", rx))
 		}
-		fix := &Fix{Commands: []string{
-			"# the cure is a kernel that carries \"" + commit + "\" (" + where + "); until then:",
-		}}
+		fix := &Fix{Commands: []string{"# the cure is a kernel that carries " + commit + " (" + where + "):"}}
+		fix.Commands = append(fix.Commands, reachAdvice(h, kernel, in.Snap.Host.Arch, "mt76u's threaded NAPI", napiFact.Release, hasSeries(napiFact.Key))...)
+		fix.Commands = append(fix.Commands, "# until then:")
+		f.Unchecked = append(f.Unchecked, distroAssumed(h)...)
 		cpus := onlineCPUs(in.Snap)
 		irqCPU := -1
 		for i := range d.IRQs {

@@ -190,11 +190,23 @@ func TestRules(t *testing.T) {
 		{name: "GRO off and fixed: nothing to do", fixture: "firecracker-host", id: "gro-off",
 			change: func(t *testing.T, in *Input) { setOffload(dev(t, in.Snap, "eth0"), "rx-gro", false, true) }},
 		{name: "GRO on", fixture: "firecracker-host", id: "gro-off"},
-		{name: "forwarding WireGuard host without UDP GRO forwarding", fixture: "firecracker-host", id: "udp-gro-forwarding-off", fire: true, sev: Info,
+		{name: "forwarding WireGuard host without UDP GRO forwarding", fixture: "firecracker-host", id: "udp-gro-forwarding-off", fire: true, sev: Warn,
 			change: func(t *testing.T, in *Input) {
 				in.Snap.Devices = append(in.Snap.Devices, inspect.Device{Name: "wg0", Driver: "wireguard", Bus: "virtual"})
 				setSysctl(in.Snap, "net.ipv4.ip_forward", "1")
-			}, actions: []string{"rx-udp-gro-forwarding:eth0=on"}},
+			}, actions: []string{"rx-udp-gro-forwarding:eth0=on"}, text: "Tailscale"},
+		{name: "Tailscale subnet router (tun) with GRO lists on", fixture: "firecracker-host", id: "udp-gro-forwarding-off", fire: true, sev: Warn,
+			change: func(t *testing.T, in *Input) {
+				in.Snap.Devices = append(in.Snap.Devices, inspect.Device{Name: "tailscale0", Driver: "tun", Bus: "virtual"})
+				setSysctl(in.Snap, "net.ipv4.ip_forward", "1")
+				setOffload(dev(t, in.Snap, "eth0"), "rx-gro-list", true, false)
+			}, actions: []string{"rx-udp-gro-forwarding:eth0=on", "rx-gro-list:eth0=off"}, text: "ethtool -K eth0 rx-udp-gro-forwarding on rx-gro-list off"},
+		{name: "forwarding tunnel host on a kernel before the advice's release", fixture: "firecracker-host", id: "udp-gro-forwarding-off",
+			change: func(t *testing.T, in *Input) {
+				in.Snap.Devices = append(in.Snap.Devices, inspect.Device{Name: "wg0", Driver: "wireguard", Bus: "virtual"})
+				setSysctl(in.Snap, "net.ipv4.ip_forward", "1")
+				in.Snap.Host.Kernel = "6.1.0-56-amd64"
+			}},
 		{name: "not forwarding", fixture: "firecracker-host", id: "udp-gro-forwarding-off",
 			change: func(t *testing.T, in *Input) {
 				in.Snap.Devices = append(in.Snap.Devices, inspect.Device{Name: "wg0", Driver: "wireguard", Bus: "virtual"})

@@ -103,7 +103,7 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 					f.Unchecked = append(f.Unchecked, "the link speed (unknown), so how many ms the queue holds")
 				}
 				if ModuleKernels.MatchString(in.Snap.Host.Kernel) {
-					f.Fix.Commands = append(f.Fix.Commands, "# wirespeed's usbnet module adds BQL (kernel/usbnet; see finding usbnet-no-gro for the install)")
+					f.Fix.Commands = append(f.Fix.Commands, "# wirespeed's usbnet module adds BQL (kernel/usbnet; "+seeFinding("usbnet-no-gro", d.Name, " for the install", "its README says how to install it")+")")
 				} else {
 					f.Fix.Commands = append(f.Fix.Commands, "# usbnet gains BQL in Linux "+fact("usbnet-bql").Release+"; wirespeed's usbnet module (kernel/usbnet) adds it for "+ModuleKernelsText)
 				}
@@ -115,12 +115,16 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 					f.Fix.Commands = append(f.Fix.Commands, "# until then, shape just below the link rate so the queue builds in a fair qdisc, not in the driver:", a.Command)
 					f.Fix.Actions = append(f.Fix.Actions, a)
 					f.Fix.Caveat = "shaping costs ~5% of throughput and CPU per packet; cake needs sch_cake (fq_codel with htb is the alternative)."
+					f.Unchecked = append(f.Unchecked, "whether this kernel has sch_cake (a snapshot cannot tell): tc answers \"Unknown qdisc\" where it lacks it, and tune reverts")
 				}
 			}
 			out = append(out, f)
+			if fifoQdisc[d.Link.Qdisc] {
+				out = append(out, fifoOverDriverQueue(in, d, f))
+			}
 			continue
 		}
-		if !unused && tx > 0 && (d.Link.Qdisc == "pfifo_fast" || d.Link.Qdisc == "noqueue") {
+		if !unused && tx > 0 && (fifoQdisc[d.Link.Qdisc] || d.Link.Qdisc == "noqueue") {
 			a := Action{ID: "qdisc:" + d.Name, Kind: KindQdisc, Device: d.Name, Target: "root", Value: "fq_codel",
 				Command: fmt.Sprintf("tc qdisc replace dev %s root fq_codel", d.Name)}
 			var unchecked []string
@@ -143,4 +147,43 @@ func checkTXQueue(in *Input) ([]Finding, []Skipped) {
 		}
 	}
 	return out, nil
+}
+
+// fifoQdisc are the root qdiscs that queue first in, first out.
+var fifoQdisc = map[string]bool{"pfifo_fast": true, "pfifo": true, "bfifo": true, "pfifo_head_drop": true}
+
+// fifoOverDriverQueue: a FIFO root qdisc above a driver queue without BQL
+// (tx-no-bql's finding f). Once the driver's queue is full the qdisc
+// backs up too, and a FIFO adds its whole backlog in front of every
+// packet; a fair qdisc at least keeps that part short per flow. Where f
+// shapes below the link rate (its qdisc action), that qdisc is the advice
+// here too - one action, so tune sees one change.
+func fifoOverDriverQueue(in *Input, d *inspect.Device, f Finding) Finding {
+	q := Finding{
+		ID: "qdisc-fifo", Severity: Info, Impact: 20, Devices: []string{d.Name},
+		Title:    fmt.Sprintf("%s: root qdisc %s (a FIFO) above a driver queue without BQL", d.Name, d.Link.Qdisc),
+		Evidence: []Evidence{snapEv(devField(d, "link.qdisc"), "%s", d.Link.Qdisc)},
+		Why: "the driver queues without BQL (" + seeFinding("tx-no-bql", d.Name, "", "its BQL limit stays 0 while it transmits") + "); when its queue is full the " +
+			"qdisc backs up as well, and a FIFO there lets a bulk flow delay every other packet by its whole backlog on top of the driver's. " +
+			"fq_codel keeps each flow's share of that backlog short and serves sparse flows (DNS, ACKs, interactive traffic) first; " +
+			"only shaping below the link rate, or BQL, moves the rest of the queue out of the driver.",
+		Verify: verifyLatency(d.Name),
+	}
+	for _, a := range f.Fix.Actions {
+		if a.Kind == KindQdisc {
+			q.Fix = &Fix{Commands: []string{"# shape just below the link rate with a fair qdisc, so the queue builds there and not in the driver:", a.Command},
+				Actions: []Action{a}, Caveat: f.Fix.Caveat}
+			q.Unchecked = append(q.Unchecked, "whether this kernel has sch_cake (a snapshot cannot tell): tc answers \"Unknown qdisc\" where it lacks it, and tune reverts")
+			return q
+		}
+	}
+	a := Action{ID: "qdisc:" + d.Name, Kind: KindQdisc, Device: d.Name, Target: "root", Value: "fq_codel",
+		Command: fmt.Sprintf("tc qdisc replace dev %s root fq_codel", d.Name)}
+	q.Fix = &Fix{Commands: []string{a.Command}, Actions: []Action{a},
+		Caveat: "without a known link rate (" + d.Name + " reports none) shaping cannot be proposed; with one, cake bandwidth just below it moves the queue out of the driver."}
+	if def, _ := sysctl(in.Snap, "net.core.default_qdisc"); def != "fq_codel" {
+		q.Unchecked = append(q.Unchecked, "whether this kernel has fq_codel (default_qdisc is "+def+
+			"): tc answers \"Unknown qdisc\" where it lacks it, and tune reverts")
+	}
+	return q
 }

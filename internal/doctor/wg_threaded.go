@@ -74,6 +74,8 @@ func wgThreadedCaveat(rel string) string {
 		s += " Kernel " + rel + " is one of them: upgrade to " + r.After() + " or later before relying on threaded NAPI for WireGuard."
 	case !known:
 		s += " Whether kernel " + rel + " is one of them (" + r.String() + ") is unknown: " + patchUnknownNote(rel) + "."
+	case Has(rel, f.Key) == datapath.Yes:
+		s += " Kernel " + rel + " is not one of them: " + wgMainlineStall + ", so whether it can stall is not known."
 	}
 	return s + " A peer that stops receiving while its handshakes continue (wg show DEV latest-handshakes, transfer) is that stall."
 }
@@ -121,6 +123,8 @@ func checkWGThreaded(in *Input) ([]Finding, []Skipped) {
 	case !known:
 		f.Evidence = append(f.Evidence, snapEv("host.kernel", "%s", rel))
 		f.Unchecked = append(f.Unchecked, "whether this kernel is in CVE-2026-52945's range "+r.String()+": "+patchUnknownNote(rel))
+	case Has(rel, f0.Key) == datapath.Yes:
+		f.Unchecked = append(f.Unchecked, "whether kernel "+rel+" can stall a peer's RX: "+wgMainlineStall)
 	}
 	return []Finding{f}, nil
 }

@@ -74,6 +74,7 @@ func Collect(ctx context.Context, opts Options) (*Snapshot, error) {
 	c.interrupts = c.readInterrupts()
 	snap := &Snapshot{Schema: SchemaVersion, Source: Source{Kind: SourceLive, Root: a.Euid == 0}}
 	snap.Host = c.host(names)
+	c.kernel = snap.Host.Kernel
 	for _, n := range want {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -93,6 +94,7 @@ type collector struct {
 	interrupts *procfs.Interrupts
 	threads    []NAPIThread // napi/* kthreads, scanned on first need
 	scanned    bool
+	kernel     string // the host's release, for what only the version tells
 }
 
 // str reads a trimmed sysfs/procfs value; on error it returns "" and the

@@ -62,11 +62,11 @@ func (c *collector) datapath(d *Device) Datapath {
 	case dp.USBNet.State == datapath.Yes:
 		dp.OwnNAPI = Tri{datapath.No, "usbnet hands every packet to netif_rx()"}
 		dp.RXPath = datapath.USBNetPath
-		dp.RXPathNote = "usbnet RX has no NAPI: rx_complete -> usbnet_bh -> rx_fixup -> netif_rx(); no GRO whatever ethtool says"
+		dp.RXPathNote = "usbnet RX has no NAPI: rx_complete -> " + usbnetBH(c.kernel) + " -> usbnet_bh -> rx_fixup -> netif_rx(); no GRO whatever ethtool says"
 	case d.Wireless != nil && len(d.NAPIs) == 0:
 		// WiFi drivers poll their NAPIs on an internal netdev napi-get
 		// cannot list, or have none: see wireless.go.
-		wirelessDatapath(d, &dp, gro, mode)
+		wirelessDatapath(d, &dp, gro, mode, c.kernel)
 	case len(d.NAPIs) > 0:
 		dp.OwnNAPI = Tri{datapath.Yes, fmt.Sprintf("%d NAPI instance(s) in napi-get", len(d.NAPIs))}
 		dp.RXPath = napi
@@ -91,4 +91,22 @@ func (c *collector) datapath(d *Device) Datapath {
 		dp.RXPath = datapath.NoNAPIGetPath
 	}
 	return dp
+}
+
+// usbnetBHRelease: usbnet's deferred work moved from a tasklet to BH work
+// in Linux 6.17 (2c04d279e857 "net: usb: Convert tasklet API to new bottom
+// half workqueue mechanism"). Both run in softirq context on the CPU that
+// queued them - the host controller's interrupt CPU.
+var usbnetBHRelease = [2]int{6, 17}
+
+// usbnetBH names the context usbnet_bh() runs in on this kernel.
+func usbnetBH(kernel string) string {
+	ok, known := kernelAtLeast(kernel, usbnetBHRelease[0], usbnetBHRelease[1])
+	switch {
+	case !known:
+		return "usbnet's bottom half (tasklet before 6.17, BH work since)"
+	case ok:
+		return "BH work (dev->bh_work, softirq)"
+	}
+	return "tasklet (dev->bh, softirq)"
 }

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/wirespeed/wirespeed/internal/datapath"
@@ -62,4 +63,31 @@ func fixtureCollector(t *testing.T, name string) *collector {
 	t.Helper()
 	s, a := openFixture(t, name)
 	return &collector{fs: s.FS, a: a}
+}
+
+// wireless.go: mt76u on 7.3+ polls a threaded NAPI on a dummy netdev named
+// mt76u-rx; its usb-rx worker stays for the MCU queue, so a worker without
+// that thread is unknown there, and the old RX path only before 7.3.
+func TestMT76UWorkerByRelease(t *testing.T) {
+	d := device(t, fromFixture(t, "mt7921u-73"), "wlan0")
+	if d.Datapath.OwnNAPI.State != datapath.Yes || d.Datapath.RXPath.Class() != datapath.NAPI || len(d.Wireless.RXWorkers) != 1 {
+		t.Errorf("7.3 with napi/mt76u-rx-*: %+v, workers %v", d.Datapath, d.Wireless.RXWorkers)
+	}
+	d.Threads = nil
+	for kernel, want := range map[string]datapath.State{"7.3.4+deb13-amd64": datapath.Unknown, "7.4.1": datapath.Unknown, "6.12.117+deb12-amd64": datapath.No, "7.2.13+deb14-amd64": datapath.No} {
+		var dp Datapath
+		wirelessDatapath(d, &dp, datapath.Yes, datapath.Softirq, kernel)
+		if dp.OwnNAPI.State != want {
+			t.Errorf("%s, worker only: own_napi %s, want %s (%s)", kernel, dp.OwnNAPI.State, want, dp.OwnNAPI.Evidence)
+		}
+	}
+}
+
+// datapath.go: usbnet's bottom half is named as the kernel runs it.
+func TestUsbnetBHContext(t *testing.T) {
+	for k, want := range map[string]string{"6.12.117+deb12-amd64": "tasklet", "6.17.1": "BH work", "7.3.4+deb13-arm64": "BH work", "": "tasklet before 6.17"} {
+		if got := usbnetBH(k); !strings.Contains(got, want) {
+			t.Errorf("usbnetBH(%q) = %q, want %q", k, got, want)
+		}
+	}
 }

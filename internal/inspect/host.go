@@ -18,6 +18,7 @@ func (c *collector) host(devs []string) Host {
 	h.Hostname, _ = c.str("/proc/sys/kernel/hostname")
 	h.Kernel, _ = c.str("/proc/sys/kernel/osrelease")
 	h.Arch, _ = c.str("/proc/sys/kernel/arch")
+	h.OS = c.osRelease()
 	h.Features = c.features(devs, h.Kernel)
 	switch c.a.IRQBalance {
 	case "running":

@@ -52,7 +52,8 @@ func fromFixture(t *testing.T, name string, ifaces ...string) *Snapshot {
 
 var fixtureNames = []string{"rpi4-ax88179", "wg-gateway-16", "firecracker-host", "firecracker-veth-threaded", "vm-rpi3-usb-nic",
 	"usbnet-619", "wg-gw-softirq", "wg-gw-threaded", "wg-gw-pinned",
-	"mt7921u-stock", "mt7921u-napi", "ax210-iwlwifi", "phone-cdc-ncm", "pi4-r8152", "pi4-r8152-usb2", "lte-qmi-wwan"}
+	"mt7921u-stock", "mt7921u-napi", "ax210-iwlwifi", "phone-cdc-ncm", "pi4-r8152", "pi4-r8152-usb2", "lte-qmi-wwan",
+	"pi5-rp1-ax88179", "modem-5g-mbim", "mt7921u-73"}
 
 // TestGolden compares the text and JSON output of every fixture with the
 // reviewed golden files (go test ./internal/inspect -update rewrites them).

@@ -92,6 +92,11 @@ func (c *collector) irqs(d *Device) []IRQ {
 			}
 		}
 	}
+	if len(list) == 0 && d.USB != nil && d.USB.HostController.Path != "" && c.interrupts != nil {
+		for _, f := range c.hcdIRQs(d.USB.HostController) {
+			add(f.n, f.via)
+		}
+	}
 	for _, n := range d.NAPIs {
 		if n.IRQ != nil {
 			add(*n.IRQ, fmt.Sprintf("napi-get (NAPI %d)", n.ID))
@@ -218,4 +223,59 @@ func (c *collector) changeable(n int, chip string) Tri {
 		return Tri{datapath.Unknown, "not probed in this snapshot"}
 	}
 	return Tri{datapath.Unknown, "probe: " + r}
+}
+
+type hcdIRQ struct {
+	n   int
+	via string
+}
+
+// hcdIRQs finds a USB host controller's interrupt by the name the USB core
+// gives it when the controller's device has neither msi_irqs/ nor an irq
+// file and no handler carries its device name - a platform controller
+// described by a device tree behind another chip (the Raspberry Pi 5's
+// xHCI on RP1, SoC DWC3/EHCI controllers): usb_hcd_request_irqs() names
+// the handler "<hcd description>:usb<bus number>" after the controller's
+// (first) root hub, so "xhci-hcd:usb1" on the controller whose root hubs
+// are usb1 and usb2. Failing that, a single handler named after the
+// controller's driver.
+func (c *collector) hcdIRQs(hc HostController) []hcdIRQ {
+	buses := map[string]bool{}
+	if ents, err := c.fs.ReadDir(hc.Path); err == nil {
+		for _, e := range ents {
+			if n, ok := strings.CutPrefix(e, "usb"); ok {
+				if _, err := strconv.Atoi(n); err == nil {
+					buses[e] = true
+				}
+			}
+		}
+	}
+	what := "USB host controller " + path.Base(hc.Path)
+	if hc.Driver != "" {
+		what += " (" + hc.Driver + ")"
+	}
+	var out []hcdIRQ
+	for _, l := range c.interrupts.Lines {
+		for _, a := range l.Actions {
+			if i := strings.LastIndex(a, ":"); i > 0 && buses[a[i+1:]] {
+				out = append(out, hcdIRQ{l.Number, "handler " + a + " (the USB core's name for the interrupt of root hub " + a[i+1:] + ") of " + what})
+				break
+			}
+		}
+	}
+	if len(out) > 0 || hc.Driver == "" {
+		return out
+	}
+	for _, l := range c.interrupts.Lines {
+		for _, a := range l.Actions {
+			if a == hc.Driver || strings.HasPrefix(a, hc.Driver+":") {
+				out = append(out, hcdIRQ{l.Number, "handler named after the driver of " + what})
+				break
+			}
+		}
+	}
+	if len(out) != 1 {
+		return nil // several controllers of that driver: which one is not known
+	}
+	return out
 }

@@ -1,9 +1,11 @@
 package inspect
 
 import (
-	"github.com/wirespeed/wirespeed/internal/datapath"
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/datapath"
 )
 
 // irq.go: the Pi 3's DWC2 is a device-tree device without an irq file in
@@ -46,5 +48,55 @@ func TestIRQRefusingChip(t *testing.T) {
 		if q.Via != "handler named eth0" || q.Chip != "GICv2" || q.Changeable.State != datapath.Yes {
 			t.Errorf("eth0 irq %d: via %q chip %q %+v", q.Number, q.Via, q.Chip, q.Changeable)
 		}
+	}
+}
+
+// irq.go: a platform USB controller described by a device tree, behind
+// another chip (the Raspberry Pi 5's xHCI in RP1): no irq file and no
+// msi_irqs/ anywhere up its path, and no handler carries its device name.
+// Its interrupt is found by the name the USB core gives it after the
+// controller's first root hub (xhci-hcd:usb1), not the other controller's
+// (xhci-hcd:usb3); whether it can move is the probe's answer.
+func TestIRQPlatformHCDByRootHub(t *testing.T) {
+	s, a := openFixture(t, "pi5-rp1-ax88179")
+	for _, probe := range []string{"accepted", "EIO"} {
+		a.AffinityProbes["161"] = probe
+		snap, err := Collect(context.Background(), Options{FS: s.FS, Answers: a, Ifaces: []string{"eth1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := device(t, snap, "eth1")
+		if len(d.IRQs) != 1 || d.IRQs[0].Number != 161 || !strings.Contains(d.IRQs[0].Via, "root hub usb1") {
+			t.Fatalf("probe %s: irqs = %+v", probe, d.IRQs)
+		}
+		want := datapath.Yes
+		if probe == "EIO" {
+			want = datapath.No
+		}
+		if got := d.IRQs[0].Changeable.State; got != want {
+			t.Errorf("probe %s: changeable %s, want %s (%s)", probe, got, want, d.IRQs[0].Changeable.Evidence)
+		}
+		if d.IRQs[0].Chip != "rp1_irq_chip" || d.IRQs[0].Total != 2891022 || len(d.IRQs[0].SharedWith) != 1 {
+			t.Errorf("irq 161 = %+v", d.IRQs[0])
+		}
+	}
+}
+
+// osrelease.go: the distribution as the host says it; Raspberry Pi OS by
+// /etc/rpi-issue; older snapshots have none.
+func TestOSRelease(t *testing.T) {
+	o := fromFixture(t, "pi5-rp1-ax88179").Host.OS
+	if o == nil || o.ID != "debian" || o.VersionID != "13" || o.Codename != "trixie" || !o.RPiIssue || o.File != "/etc/os-release" {
+		t.Errorf("pi5 os = %+v", o)
+	}
+	if o := fromFixture(t, "modem-5g-mbim").Host.OS; o == nil || o.VersionID != "12" || o.RPiIssue {
+		t.Errorf("modem os = %+v", o)
+	}
+	if o := fromFixture(t, "rpi4-ax88179").Host.OS; o != nil {
+		t.Errorf("an old snapshot has no os-release: %+v", o)
+	}
+	p := ParseOSRelease([]byte("# c\nNAME=\"Ubuntu\"\nVERSION_ID=\"24.04\"\nID=ubuntu\nID_LIKE=debian\nVERSION_CODENAME=noble\nPRETTY_NAME='Ubuntu 24.04.3 LTS'\ngarbage\n"))
+	if p.ID != "ubuntu" || p.VersionID != "24.04" || p.Codename != "noble" || p.PrettyName != "Ubuntu 24.04.3 LTS" || len(p.IDLike) != 1 {
+		t.Errorf("parsed %+v", p)
 	}
 }

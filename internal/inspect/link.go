@@ -41,6 +41,7 @@ var offloadNames = []struct{ short, kernel string }{
 	{"tso", "tx-tcp-segmentation"},
 	{"tso6", "tx-tcp6-segmentation"},
 	{"gso", "tx-generic-segmentation"},
+	{"uso", "tx-udp-segmentation"}, // UDP GSO offload (the 7.0-7.1.4 corruption workaround turns it off)
 }
 
 func (c *collector) offloads(name string) []Offload {

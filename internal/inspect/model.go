@@ -56,8 +56,10 @@ type Host struct {
 	Softnet  []procfs.SoftnetCPU `json:"softnet"`
 	Sysctls  []Sysctl            `json:"sysctls"`
 	// IRQBalance: does irqbalance run (it moves IRQs that tuning placed)?
-	IRQBalance Tri      `json:"irqbalance"`
-	Notes      []string `json:"notes,omitempty"`
+	IRQBalance Tri `json:"irqbalance"`
+	// OS is the distribution (os-release); nil in older snapshots.
+	OS    *OS      `json:"os,omitempty"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Features lists which datapath features this kernel has.

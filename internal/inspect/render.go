@@ -68,6 +68,16 @@ func (p *printer) host(h *Host) {
 		p.kv("", "%s", c)
 	}
 	p.kv("irqbalance", "%s", yesNo(h.IRQBalance))
+	if o := h.OS; o != nil {
+		name := o.PrettyName
+		if name == "" {
+			name = strings.TrimSpace(o.ID + " " + o.VersionID)
+		}
+		if o.RPiIssue {
+			name += " (Raspberry Pi OS: /etc/rpi-issue)"
+		}
+		p.kv("os", "%s", name)
+	}
 	var sc []string
 	for _, s := range h.Sysctls {
 		v := s.Value

@@ -89,6 +89,20 @@ func mac80211Driver(drv string) bool {
 	return false
 }
 
+// mt76uNAPIThread begins the kthread name of mt76u's RX NAPI since "wifi:
+// mt76: mt76u: use a threaded NAPI for the RX path" (5323d3e50c20, Linux
+// 7.3): the NAPI sits on a dummy netdev named "mt76u-rx", not on one named
+// after the wiphy as mt76's PCIe path does, so its thread is
+// "napi/mt76u-rx-<id>" (cut to 15 characters). Every mt76u adapter's
+// dummy netdev has that name: with two adapters, which thread is whose is
+// not known. The "mt76-usb-rx phyN" worker stays on such kernels (for the
+// MCU queue), so its presence alone no longer means RX without NAPI.
+const mt76uNAPIThread = "napi/mt76u-rx"
+
+// mt76uNAPIRelease is the first release with that change: on it and later
+// a worker without a NAPI thread is not proof of the old RX path.
+var mt76uNAPIRelease = [2]int{7, 3}
+
 // wirelessWorker: a kthread comm the thread scan records for WiFi RX.
 func wirelessWorker(comm string) bool {
 	return strings.HasPrefix(comm, "mt76-usb-rx")
@@ -139,7 +153,8 @@ func (c *collector) wireless(d *Device) {
 	if w.Phy != "" {
 		c.threadsOf("") // scan once
 		for _, t := range c.threads {
-			if strings.HasPrefix(t.Comm, "napi/"+w.Phy+"-") && !hasThread(d.Threads, t.PID) {
+			if (strings.HasPrefix(t.Comm, "napi/"+w.Phy+"-") || w.Family == FamilyMT76USB && strings.HasPrefix(t.Comm, mt76uNAPIThread)) &&
+				!hasThread(d.Threads, t.PID) {
 				d.Threads = append(d.Threads, t)
 			}
 			if wirelessWorker(t.Comm) && commFor(t.Comm, "mt76-usb-rx "+w.Phy) {
@@ -161,13 +176,17 @@ func hasThread(l []NAPIThread, pid int) bool {
 
 // wirelessDatapath classifies a WiFi interface that napi-get lists no NAPI
 // for.
-func wirelessDatapath(d *Device, dp *Datapath, gro datapath.State, mode datapath.Mode) {
+func wirelessDatapath(d *Device, dp *Datapath, gro datapath.State, mode datapath.Mode, kernel string) {
 	w := d.Wireless
 	switch {
 	case len(d.Threads) > 0:
-		dp.OwnNAPI = Tri{datapath.Yes, fmt.Sprintf("%d napi/%s-* kthread(s): a threaded NAPI on the driver's internal netdev, which napi-get cannot list", len(d.Threads), w.Phy)}
+		dp.OwnNAPI = Tri{datapath.Yes, fmt.Sprintf("%d kthread(s) %s: a threaded NAPI on the driver's internal netdev, which napi-get cannot list", len(d.Threads), threadComms(d.Threads))}
 		dp.RXPath = datapath.NAPIPath(gro, mode)
 		dp.RXPathNote = "the driver polls a NAPI on a netdev of its own and delivers through napi_gro_receive(); GRO follows this interface's rx-gro"
+	case w.Family == FamilyMT76USB && len(w.RXWorkers) > 0 && kernelNewer(kernel, mt76uNAPIRelease):
+		dp.OwnNAPI = Tri{datapath.Unknown, fmt.Sprintf("mt76u's worker %s (pid %d) runs, but on Linux %d.%d+ it serves the MCU queue and RX polls a threaded NAPI (%s-*), whose thread was not seen",
+			w.RXWorkers[0].Comm, w.RXWorkers[0].PID, mt76uNAPIRelease[0], mt76uNAPIRelease[1], mt76uNAPIThread)}
+		dp.RXPath = datapath.MT76UnseenPath
 	case w.Family == FamilyMT76USB && len(w.RXWorkers) > 0:
 		dp.OwnNAPI = Tri{datapath.No, fmt.Sprintf("mt76u RX runs in its usb-rx worker kthread (%s, pid %d), no napi/%s-* kthread", w.RXWorkers[0].Comm, w.RXWorkers[0].PID, w.Phy)}
 		dp.RXPath = datapath.MT76WorkerPath
@@ -198,4 +217,18 @@ func wirelessSummary(w *Wireless) string {
 		s += fmt.Sprintf("; RX worker %q pid %d on CPU%d (allowed %s)", t.Comm, t.PID, t.CPU, orDash(t.AllowedCPU))
 	}
 	return s
+}
+
+func threadComms(l []NAPIThread) string {
+	var s []string
+	for _, t := range l {
+		s = append(s, t.Comm)
+	}
+	return strings.Join(s, ", ")
+}
+
+// kernelNewer: is release at least major.minor (false when unreadable)?
+func kernelNewer(release string, mm [2]int) bool {
+	ok, known := kernelAtLeast(release, mm[0], mm[1])
+	return ok && known
 }

@@ -157,7 +157,11 @@ def ax210():
     for n, act, cpu in vec:
         t.dir(pci + "/msi_irqs/%d" % n)
         counts = [0, 0, 0, 0]
-        counts[cpu] = 2 if act.endswith("exception") else (120 if act.endswith("default_queue") else 1500000 + 10000 * n)
+        # default_queue is queue 0: firmware notifications, TX
+        # completions among them, so it is busy under load too, beside
+        # queue_1 on CPU0 (iwl_pcie_irq_set_affinity() places the RSS
+        # queues one per CPU; the default and exception vectors keep CPU0)
+        counts[cpu] = 2 if act.endswith("exception") else (800000 if act.endswith("default_queue") else 1500000 + 10000 * n)
         lines.append((n, counts, "IR-PCI-MSIX-0000:03:00.0", "%d-edge" % (n - 141), act))
         irq(t, n, "IR-PCI-MSIX", act, 1572864 + n - 141, "edge", "%x" % (1 << cpu), str(cpu), str(cpu))
     t.file(pci + "/irq", 16)
@@ -240,7 +244,7 @@ def lte_qmi():
                   "scaling_available_governors": "conservative ondemand userspace powersave performance schedutil",
                   "scaling_cur_freq": 1500000, "cpuinfo_max_freq": 2000000, "cpuinfo_min_freq": 800000})
     t.dir("/proc/1")
-    hc = xhci(t)
+    hc = xhci(t, n=124)  # the MSI /proc/interrupts counts
     dev = hc + "/usb1/1-4"
     ip = usbdev(t, dev, {"speed": 480, "version": " 2.00", "idVendor": "2c7c", "idProduct": "0125",
                          "manufacturer": "Quectel", "product": "EC25-E", "busnum": 1, "devnum": 3},
@@ -258,6 +262,117 @@ def lte_qmi():
     t.write("lte-qmi-wwan.tar.gz", dict(meta("2026-08-10T12:00:00Z", release, "LTE modem on qmi_wwan"), hostname="lte-gw"), a)
 
 
+def os_release(t, fields, rpi_issue=None):
+    """/etc/os-release as the distribution writes it; /etc/rpi-issue on
+    Raspberry Pi OS images (whose 64-bit os-release says ID=debian)."""
+    t.file("/etc/os-release", "".join('%s="%s"\n' % kv if " " in kv[1] or "/" in kv[1] else "%s=%s\n" % kv for kv in fields))
+    if rpi_issue:
+        t.file("/etc/rpi-issue", rpi_issue)
+
+
+BQL_UNUSED_69 = dict(NOQUEUE_BQL, stall_thrs=0, stall_cnt=0, stall_max=0)
+
+
+def pi5_ax88179():
+    """A Raspberry Pi 5 on Raspberry Pi OS (trixie-based, kernel 6.18.y)
+    with an ASIX AX88179 (ax88179_178a, usbnet) on a USB 3 port. The Pi 5's
+    USB controllers sit in RP1, the southbridge behind PCIe: two DWC3 cores
+    in host mode, each with an xhci-hcd platform child described by the
+    device tree. Neither the controller nor any device above it has an
+    irq file or msi_irqs/: the interrupt is RP1's, named by the USB core
+    after the controller's first root hub ("xhci-hcd:usb1")."""
+    t = Tree()
+    release = "6.18.20+rpt-rpi-2712"
+    host(t, "pi5", release, "aarch64", 4, 2101, [softnet_row(c, 300000 + 1000 * c) for c in range(4)],
+         dict(SYSCTLS, default_qdisc="pfifo_fast"),
+         cpufreq=dict(PI_DT, scaling_cur_freq=2400000, cpuinfo_max_freq=2400000, cpuinfo_min_freq=1500000))
+    os_release(t, [("PRETTY_NAME", "Debian GNU/Linux 13 (trixie)"), ("NAME", "Debian GNU/Linux"), ("VERSION_ID", "13"),
+                   ("VERSION", "13 (trixie)"), ("VERSION_CODENAME", "trixie"), ("ID", "debian")],
+               rpi_issue="Raspberry Pi reference 2026-05-27")
+    rp1 = "/sys/devices/platform/axi/1000120000.pcie/1f00000000.rp1"
+    hc = rp1 + "/1f00200000.usb/xhci-hcd.0"
+    t.link(hc + "/subsystem", "../../../../../../../bus/platform")
+    t.link(hc + "/driver", "../../../../../../../bus/platform/drivers/xhci-hcd")
+    t.file(hc + "/usb1/speed", 480)
+    t.file(hc + "/usb2/speed", 5000)
+    hc2 = rp1 + "/1f00300000.usb/xhci-hcd.1"  # the other port pair
+    t.file(hc2 + "/usb3/speed", 480)
+    t.file(hc2 + "/usb4/speed", 5000)
+    ip = usbdev(t, hc + "/usb2/2-1", {"speed": 5000, "version": " 3.00", "idVendor": "0b95", "idProduct": "1790",
+                                      "manufacturer": "ASIX Elec. Corp.", "product": "AX88179", "busnum": 2, "devnum": 2},
+                "2-1:1.0", "ax88179_178a")
+    netdev(t, ip, "eth1", 3, speed=1000, duplex="full", rps=["0"], bql=BQL_UNUSED_69,
+           stats={"rx_packets": 31224871, "tx_packets": 9120044, "rx_bytes": 46012345678, "tx_bytes": 812345678},
+           device_link=True)
+    t.dir("/sys/module/usbnet/holders/ax88179_178a")
+    interrupts(t, 4, [(161, [2891022, 0, 0, 0], "rp1_irq_chip", "31 Level", "xhci-hcd:usb1"),
+                      (166, [212, 0, 0, 0], "rp1_irq_chip", "36 Level", "xhci-hcd:usb3")])
+    irq(t, 161, "rp1_irq_chip", "xhci-hcd:usb1", 31, "level", "f", "0-3", "0")
+    irq(t, 166, "rp1_irq_chip", "xhci-hcd:usb3", 36, "level", "f", "0-3", "0")
+    lo(t)
+    a = answers([(1, "noqueue"), (3, "pfifo_fast")], {"eth1": features(FEATURES_USBNET)},
+                drivers={"eth1": {"driver": "ax88179_178a", "version": release}}, probes={"161": "accepted", "166": "accepted"})
+    t.write("pi5-rp1-ax88179.tar.gz", dict(meta("2026-11-20T12:00:00Z", release, "AX88179 on a Raspberry Pi 5 (xHCI in RP1)"), hostname="pi5"), a)
+
+
+def modem_5g_mbim():
+    """A small x86 router on Debian 12 (6.1) with a 5G modem on cdc_mbim
+    (Quectel RM520N-GL, 2c7c:0801, USB 3): usbnet, no BQL before 6.19,
+    raw IP without a link speed, root qdisc pfifo_fast (no sysctl.d sets
+    fq_codel on this image), forwarding for the LAN."""
+    t = Tree()
+    release = "6.1.0-56-amd64"
+    host(t, "cpe", release, "x86_64", 4, 3000, [softnet_row(c, 120000 + 1000 * c) for c in range(4)],
+         dict(SYSCTLS, default_qdisc="pfifo_fast"),
+         cpufreq={"scaling_governor": "schedutil", "scaling_driver": "acpi-cpufreq",
+                  "scaling_available_governors": "conservative ondemand userspace powersave performance schedutil",
+                  "scaling_cur_freq": 1500000, "cpuinfo_max_freq": 2000000, "cpuinfo_min_freq": 800000})
+    os_release(t, [("PRETTY_NAME", "Debian GNU/Linux 12 (bookworm)"), ("NAME", "Debian GNU/Linux"), ("VERSION_ID", "12"),
+                   ("VERSION", "12 (bookworm)"), ("VERSION_CODENAME", "bookworm"), ("ID", "debian")])
+    t.dir("/proc/1")
+    hc = xhci(t, n=124)
+    ip = usbdev(t, hc + "/usb2/2-2", {"speed": 5000, "version": " 3.20", "idVendor": "2c7c", "idProduct": "0801",
+                                      "manufacturer": "Quectel", "product": "RM520N-GL", "busnum": 2, "devnum": 2},
+                "2-2:1.4", "cdc_mbim")
+    netdev(t, ip, "wwan0", 5, rps=["0"], bql=NOQUEUE_BQL,
+           stats={"rx_packets": 8210344, "tx_packets": 2603311, "rx_bytes": 11604470112, "tx_bytes": 380211324},
+           device_link=True, uevent="DEVTYPE=wwan\nINTERFACE=wwan0\nIFINDEX=5")
+    t.dir("/sys/module/usbnet/holders/cdc_mbim")
+    interrupts(t, 4, [(124, [3110233, 1022, 40, 11], "IR-PCI-MSI-0000:00:14.0", "0-edge", "xhci_hcd")])
+    irq(t, 124, "IR-PCI-MSI", "xhci_hcd", 229376, "edge", "f", "0-3", "0")
+    lo(t)
+    t.file("/proc/sys/net/ipv4/ip_forward", 1)
+    a = answers([(1, "noqueue"), (5, "pfifo_fast")], {"wwan0": features(FEATURES_USBNET)}, probes={"124": "accepted"})
+    t.write("modem-5g-mbim.tar.gz", dict(meta("2026-11-20T12:00:00Z", release, "5G modem on cdc_mbim"), hostname="cpe"), a)
+
+
+def mt7921u_73():
+    """The mt7921u laptop on Debian 13 with trixie-backports' 7.3, which
+    has "wifi: mt76: mt76u: use a threaded NAPI for the RX path"
+    (5323d3e50c20): the RX NAPI sits on a dummy netdev named "mt76u-rx"
+    (kthread "napi/mt76u-rx-<id>", cut to 15 characters), and the
+    "mt76-usb-rx phyN" worker stays for the MCU queue."""
+    t = Tree()
+    release = "7.3.4+deb13-amd64"
+    laptop(t, release)
+    os_release(t, [("PRETTY_NAME", "Debian GNU/Linux 13 (trixie)"), ("NAME", "Debian GNU/Linux"), ("VERSION_ID", "13"),
+                   ("VERSION", "13 (trixie)"), ("VERSION_CODENAME", "trixie"), ("ID", "debian")])
+    hc = xhci(t)
+    ip = usbdev(t, hc + "/usb2/2-1", {"speed": 5000, "version": " 3.20", "idVendor": "0e8d", "idProduct": "7961",
+                                      "manufacturer": "MediaTek Inc.", "product": "Wireless_Device", "busnum": 2, "devnum": 2},
+                "2-1:1.0", "mt7921u")
+    wifi(t, ip, "wlan0", 3, "phy0", stats=WIFI_STATS)
+    interrupts(t, 4, [(125, [1022, 310, 1893342, 455], "IR-PCI-MSI-0000:00:14.0", "0-edge", "xhci_hcd")])
+    irq(t, 125, "IR-PCI-MSI", "xhci_hcd", 229376, "edge", "f", "0-3", "2")
+    kthread(t, 820, "napi/mt76u-rx-8", 3, "0-3")
+    kthread(t, 812, "mt76-usb-rx phy", 2, "0-3")
+    kthread(t, 813, "mt76-tx phy0", 1, "0-3")
+    lo(t)
+    a = answers([(1, "noqueue"), (3, "noqueue")], {"wlan0": features(FEATURES_WIFI)},
+                drivers={"wlan0": {"driver": "mt7921u", "version": release}}, probes={"125": "accepted"})
+    t.write("mt7921u-73.tar.gz", meta("2026-11-20T12:00:00Z", release, "mt76 USB WiFi on 7.3 (mt76u threaded NAPI)"), a)
+
+
 if __name__ == "__main__":
     os.chdir(os.path.dirname(os.path.abspath(__file__)))
     mt7921u(False)
@@ -267,3 +382,6 @@ if __name__ == "__main__":
     pi4_r8152(False)
     pi4_r8152(True)
     lte_qmi()
+    pi5_ax88179()
+    modem_5g_mbim()
+    mt7921u_73()
