@@ -1,0 +1,34 @@
+#!/bin/bash
+# lab-kernel.sh KSRC OUT - build the VM lab's own x86_64 kernel of a tree
+# (6.18.19 here: Debian serves no 6.18 headers) with x86_64_defconfig plus
+# lab-kernel.fragment, and lay it out for `wirespeed lab vm --kernel
+# OUT/bzImage --modules OUT/lib/modules/RELEASE`; OUT/build is the build
+# directory kernel/usbnet/build.sh takes as --kdir (it has Module.symvers).
+# It says what it boots: OUT/config-RELEASE is the whole .config, and the
+# release carries -wslab so it is never taken for a distribution's kernel.
+set -euo pipefail
+[ $# = 2 ] || { echo "usage: lab-kernel.sh KSRC OUT" >&2; exit 2; }
+ksrc="$(cd "$1" && pwd)"
+mkdir -p "$2"
+out="$(cd "$2" && pwd)"
+here="$(cd "$(dirname "$0")" && pwd)"
+b="$out/build"
+mkdir -p "$b"
+make -C "$ksrc" O="$b" x86_64_defconfig >/dev/null
+(cd "$b" && "$ksrc/scripts/kconfig/merge_config.sh" -m -O "$b" "$b/.config" "$here/lab-kernel.fragment" >/dev/null)
+make -C "$ksrc" O="$b" olddefconfig >/dev/null
+# every fragment line must have survived olddefconfig
+while IFS= read -r l; do
+	case "$l" in "#"* | "") continue ;; esac
+	k="${l%%=*}" v="${l#*=}"
+	if [ "$v" = n ]; then grep -q "^# $k is not set" "$b/.config" && continue; fi
+	grep -qx "$l" "$b/.config" || { echo "lab-kernel: $l did not survive olddefconfig" >&2; exit 1; }
+done <"$here/lab-kernel.fragment"
+nice -n 10 make -C "$ksrc" O="$b" -j"$(nproc)" bzImage modules >"$out/build.log" 2>&1 ||
+	{ tail -20 "$out/build.log" >&2; exit 1; }
+rel="$(cat "$b/include/config/kernel.release")"
+rm -rf "$out/lib"
+make -C "$ksrc" O="$b" INSTALL_MOD_PATH="$out" INSTALL_MOD_STRIP=1 modules_install >>"$out/build.log" 2>&1
+cp "$b/arch/x86/boot/bzImage" "$out/bzImage"
+cp "$b/.config" "$out/config-$rel"
+echo "lab-kernel: $rel in $out (bzImage, lib/modules/$rel); config sha256 $(sha256sum "$out/config-$rel" | cut -c1-16)"

@@ -1,0 +1,171 @@
+// Package usbnetround4 recomputes docs/results.md's tables of usbnet round
+// 4 (issue 30: the 2026 kernels): the receive capacity of the 7.x series
+// on Debian 13's 7.3.4 against that kernel's own usbnet, from the boots'
+// raw files under data/.
+package usbnetround4
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/wirespeed/wirespeed/experiments"
+	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+)
+
+func init() {
+	experiments.Register(experiments.Experiment{Name: "usbnet-round4", Tables: tables})
+}
+
+func tables(dir string) (map[string]string, error) {
+	rx, err := rxCapacity(filepath.Join(dir, "data", "rx-7.3.4-2026-11-26"))
+	if err != nil {
+		return nil, err
+	}
+	stress, err := stressRuns(filepath.Join(dir, "data", "stress-7.3.4-2026-11-26"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"rx-7.3": rx, "stress-7.3": stress}, nil
+}
+
+// minCPUWindow: a boot's CPU figure needs bench's load window (where its
+// CPU and device counters are read) to span at least half of the 8 s
+// load; throughput, from iperf3, does not depend on it (PLAN.md's
+// addendum).
+const minCPUWindow = 4.0
+
+// loadWindow is the length in seconds of the load window of the first
+// run of a boot's bench-receive.json.
+func loadWindow(run string) (float64, error) {
+	b, err := os.ReadFile(filepath.Join(run, "bench-receive.json"))
+	if err != nil {
+		return 0, err
+	}
+	var r struct {
+		Runs []struct {
+			Load struct {
+				From float64 `json:"from_s"`
+				To   float64 `json:"to_s"`
+			} `json:"load"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return 0, fmt.Errorf("%s: %w", run, err)
+	}
+	if len(r.Runs) == 0 {
+		return 0, fmt.Errorf("%s: no runs", run)
+	}
+	return r.Runs[0].Load.To - r.Runs[0].Load.From, nil
+}
+
+// rxCapacity is the gadget-icount phase of usbnet-rx.sh (PLAN.md's rules:
+// r2.RXPhase), a row per valid pair and one of the per-pair medians.
+func rxCapacity(dir string) (string, error) {
+	pairs, dropped, err := r2.RXPhase(dir, "gadget-icount")
+	if err != nil {
+		return "", err
+	}
+	var rows [][]string
+	var thr, busy []float64
+	for _, p := range pairs {
+		thr = append(thr, p.ThroughputRatio())
+		sb, ob, br := r2.F(p.Stock.BusyPerMbit, 3), r2.F(p.Ours.BusyPerMbit, 3), r2.F(p.BusyRatio(), 3)
+		ws, err := loadWindow(filepath.Join(dir, fmt.Sprintf("gadget-icount-stock-%d", p.Pair)))
+		if err != nil {
+			return "", err
+		}
+		wo, err := loadWindow(filepath.Join(dir, fmt.Sprintf("gadget-icount-ours-%d", p.Pair)))
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case ws < minCPUWindow:
+			sb, br = fmt.Sprintf("n/a (load window %.0f ms)", ws*1000), "n/a"
+		case wo < minCPUWindow:
+			ob, br = fmt.Sprintf("n/a (load window %.0f ms)", wo*1000), "n/a"
+		default:
+			busy = append(busy, p.BusyRatio())
+		}
+		rows = append(rows, []string{strconv.Itoa(p.Pair), r2.F(p.Stock.Mbit, 1), r2.F(p.Ours.Mbit, 1), r2.F(p.ThroughputRatio(), 3),
+			sb, ob, br, p.Ours.RXPath, r2.F(p.Ours.GRORatio, 1)})
+	}
+	if len(pairs) > 0 {
+		rows = append(rows, []string{"median", "", "", r2.F(r2.Median(thr), 3) + " (of " + strconv.Itoa(len(thr)) + ")", "", "",
+			r2.F(r2.Median(busy), 3) + " (of " + strconv.Itoa(len(busy)) + ")", "", ""})
+	}
+	for _, d := range dropped {
+		rows = append(rows, []string{strconv.Itoa(d), "dropped (a boot failed or its bench was incomplete)", "", "", "", "", "", "", ""})
+	}
+	return r2.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % per Mbit/s",
+		"ours busy % per Mbit/s", "busy per Mbit/s ours/stock", "RX path (ours)", "GRO segments per skb (ours)"}, rows), nil
+}
+
+// stressRun is what one usbnet-stress boot left: its vm.json, the
+// modules' SOURCE file copied beside it (none: the kernel's own), and the
+// stress script's summary line.
+type stressRun struct {
+	name, set, outcome, summary string
+	cycles                      int
+}
+
+// stressRuns is a row per usbnet-stress boot under dir (every run,
+// clean or not: PLAN.md drops none), in the order they were run.
+func stressRuns(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	type vmJSON struct {
+		Started string `json:"started"`
+		OK      bool   `json:"ok"`
+		Failure string `json:"failure"`
+		Options struct {
+			Cycles int `json:"cycles"`
+		} `json:"options"`
+	}
+	var runs []stressRun
+	started := map[string]string{}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		d := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(filepath.Join(d, "vm.json"))
+		if err != nil {
+			return "", err
+		}
+		var v vmJSON
+		if err := json.Unmarshal(b, &v); err != nil {
+			return "", fmt.Errorf("%s/vm.json: %w", d, err)
+		}
+		r := stressRun{name: e.Name(), cycles: v.Options.Cycles, set: "stock (the kernel's own modules)"}
+		if src, err := os.ReadFile(filepath.Join(d, "modules-SOURCE.txt")); err == nil {
+			r.set = "ours: " + strings.TrimSpace(string(src))
+		}
+		if v.OK {
+			r.outcome = "clean"
+		} else {
+			r.outcome = "FAIL: " + strings.TrimPrefix(v.Failure, "scenario usbnet-stress failed in the guest: usbnet stress: stress: FAIL: ")
+		}
+		if st, err := os.ReadFile(filepath.Join(d, "stress.txt")); err == nil {
+			for _, l := range strings.Split(string(st), "\n") {
+				if strings.Contains(l, " cycles done: ") {
+					_, r.summary, _ = strings.Cut(l, "cycles done: ")
+				}
+			}
+		}
+		started[r.name] = v.Started
+		runs = append(runs, r)
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return started[runs[i].name] < started[runs[j].name] })
+	var rows [][]string
+	for _, r := range runs {
+		rows = append(rows, []string{r.name, r.set, strconv.Itoa(r.cycles), r.outcome, r.summary})
+	}
+	return r2.Table([]string{"run", "modules", "cycles", "outcome", "steps done (the stress script's count)"}, rows), nil
+}
