@@ -459,3 +459,35 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseActions: whatever an --actions file holds, no action it yields
+// passes Check and writes outside tune's targets.
+func FuzzParseActions(f *testing.F) {
+	f.Add([]byte(`[{"id":"a","kind":"sysfs","device":"eth0","target":"/sys/class/net/eth0/queues/rx-0/rps_cpus","value":"3"}]`))
+	f.Add([]byte(`[{"id":"a","kind":"sysfs","target":"/sys/kernel/mm/ksm/pages_to_scan","value":"3"},{"id":"a","kind":"sysctl","target":"net.core.somaxconn","value":"1"}]`))
+	f.Add([]byte(`{"actions":[{"id":"a","kind":"sysctl","target":"kernel.hostname","value":"x"}]}`))
+	f.Add([]byte(`{"host":"h","findings":[{"fix":{"actions":[{"id":"i","kind":"irq-affinity","device":"eth0","target":"42","value":"1"}]}}]}`))
+	f.Add([]byte(`{"findings":null}`))
+	f.Add([]byte(`[{"id":"t","kind":"sysfs","device":"eth0","target":"/sys/class/net/eth0/threaded","value":"1\", RUN+=\"x"}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		list, err := ParseActions(b, "a.json")
+		if err != nil {
+			var fe *ActionsFileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error of another type: %v", err)
+			}
+			return
+		}
+		for _, a := range list {
+			if Check(a) != nil {
+				continue
+			}
+			if where := outsideTargets(a); where != "" {
+				t.Fatalf("Check passes an action that writes %s: %+v", where, a)
+			}
+			if a.Kind == doctor.KindSysfs && strings.ContainsAny(a.Value, "\" \n") {
+				t.Fatalf("Check passes a sysfs value a udev rule cannot hold: %q", a.Value)
+			}
+		}
+	})
+}
