@@ -139,7 +139,7 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 	}
 	defer st.Close()
 	netns, _ := os.Readlink("/proc/self/ns/net")
-	plan := tune.PlanPersist(st.J, netns)
+	plan := tune.PlanPersist(tune.Live(), st.J, netns)
 	if len(plan.Files) == 0 {
 		if len(plan.Skipped) > 0 {
 			return fmt.Errorf("nothing to make permanent here, nothing was written: %s", strings.Join(plan.Skipped, "; "))

@@ -367,8 +367,16 @@ func TestPersistWritesOnlyItsFiles(t *testing.T) {
 	// Another host's applied change is not made permanent here.
 	tu, _ := persistTuner(t)
 	tu.Store.J.Entries[0].Host = "machine-id:elsewhere"
-	if p := PlanPersist(tu.Store.J, tu.Netns); len(p.Files) != 0 || len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0], "another machine") {
+	if p := PlanPersist(tu.Sys, tu.Store.J, tu.Netns); len(p.Files) != 0 || len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0], "another machine") {
 		t.Errorf("another host's change: %+v", p)
+	}
+
+	// A change of a device that is another one now (new MAC) is not made
+	// permanent: the rules would set the newcomer at every boot.
+	tu, _ = persistTuner(t)
+	tu.Sys.writeFile("/sys/class/net/eth9/address", "02:00:00:00:00:77\n")
+	if p := PlanPersist(tu.Sys, tu.Store.J, tu.Netns); len(p.Files) != 0 || len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0], "another device") {
+		t.Errorf("a change of a device that is gone: %+v", p)
 	}
 
 	// A manifest naming another file: --remove and a new persist refuse it.
@@ -381,7 +389,7 @@ func TestPersistWritesOnlyItsFiles(t *testing.T) {
 			t.Errorf("--remove with a manifest naming %s: %v", name, err)
 		}
 		check("--remove, manifest naming " + name)
-		if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Store.J, tu.Netns)); err == nil {
+		if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Sys, tu.Store.J, tu.Netns)); err == nil {
 			t.Errorf("persist with a manifest naming %s: no error", name)
 		}
 		check("persist, manifest naming " + name)
@@ -421,7 +429,7 @@ func TestPersistWritesOnlyItsFiles(t *testing.T) {
 	full := filepath.Join(root, PersistUdev)
 	os.MkdirAll(filepath.Dir(full), 0o755)
 	os.Symlink(outside, full+".wirespeed-tmp")
-	if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Store.J, tu.Netns)); err != nil {
+	if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Sys, tu.Store.J, tu.Netns)); err != nil {
 		t.Errorf("persist over a stale temporary link: %v", err)
 	}
 	check("a link in place of the temporary file")
@@ -434,7 +442,7 @@ func TestPersistWritesOnlyItsFiles(t *testing.T) {
 	elsewhere := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "etc"), 0o755)
 	os.Symlink(elsewhere, filepath.Join(root, "etc", "udev"))
-	if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Store.J, tu.Netns)); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Sys, tu.Store.J, tu.Netns)); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("persist through a linked directory below --root: %v", err)
 	}
 	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {

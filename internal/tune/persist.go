@@ -61,7 +61,11 @@ func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) 
 // changes made in network namespace netns ("net:[N]", this process's) are
 // planned: one made in another namespace is about that namespace's devices
 // and sysctls, and is listed as skipped.
-func PlanPersist(j *Journal, netns string) PersistPlan {
+//
+// A change of a device is planned only while that device is here as it
+// was (same MAC, or ifindex without one) on s: rules written for a device
+// that took another's name would set it at every boot.
+func PlanPersist(s *System, j *Journal, netns string) PersistPlan {
 	p := PersistPlan{Files: map[string]string{}}
 	var udev, sysctl, boot []string
 	host := HostID()
@@ -79,6 +83,17 @@ func PlanPersist(j *Journal, netns string) PersistPlan {
 			// is held to the same targets.
 			p.Skipped = append(p.Skipped, err.Error())
 			continue
+		}
+		if a.Device != "" {
+			idx, mac, err := s.identify(a.Device)
+			if err != nil {
+				p.Skipped = append(p.Skipped, fmt.Sprintf("%s: %v; not made permanent", a.ID, err))
+				continue
+			}
+			if why := otherDevice(&e, idx, mac); why != "" {
+				p.Skipped = append(p.Skipped, fmt.Sprintf("%s: %s; not made permanent", a.ID, why))
+				continue
+			}
 		}
 		if e.Netns != "" && netns != "" && e.Netns != netns {
 			p.Skipped = append(p.Skipped, fmt.Sprintf("%s: changed in network namespace %s, this is %s; run persist there (ip netns exec NAME wirespeed tune persist)", a.ID, e.Netns, netns))
