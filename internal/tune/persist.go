@@ -86,11 +86,13 @@ func PlanPersist(s *System, j *Journal, netns string) PersistPlan {
 		}
 		if a.Device != "" {
 			idx, mac, err := s.identify(a.Device)
-			if err != nil {
+			if errors.Is(err, ErrGone) && e.MAC != "" && a.Kind != doctor.KindIRQAffinity {
+				// Unplugged now: its rules match its MAC, so they
+				// set that device only, when it comes back.
+			} else if err != nil {
 				p.Skipped = append(p.Skipped, fmt.Sprintf("%s: %v; not made permanent", a.ID, err))
 				continue
-			}
-			if why := otherDevice(&e, idx, mac); why != "" {
+			} else if why := otherDevice(&e, idx, mac); why != "" {
 				p.Skipped = append(p.Skipped, fmt.Sprintf("%s: %s; not made permanent", a.ID, why))
 				continue
 			}
