@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -155,7 +156,12 @@ func registerKnob(kind string, k knob) { knobs[kind] = k }
 func Check(a doctor.Action) error {
 	k, ok := knobs[a.Kind]
 	if !ok {
-		return fmt.Errorf("action %s: unknown kind %q", a.ID, a.Kind)
+		kinds := make([]string, 0, len(knobs))
+		for k := range knobs {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		return fmt.Errorf("action %s: unknown kind %q: want one of %s", a.ID, a.Kind, strings.Join(kinds, ", "))
 	}
 	if a.ID == "" {
 		return fmt.Errorf("action without an id (kind %s, target %s)", a.Kind, a.Target)
