@@ -390,7 +390,7 @@ func (t *Tuner) Apply(ctx context.Context, a doctor.Action) (Outcome, error) {
 		return out, err
 	}
 	if werr != nil {
-		return out, fmt.Errorf("action %s: the kernel rejected %q for %s: %v; the old value is in place", a.ID, a.Value, a.Target, werr)
+		return out, fmt.Errorf("action %s: the kernel rejected %q for %s: %v; the old value is in place: give a value this %s takes", a.ID, a.Value, a.Target, werr, a.Kind)
 	}
 	return out, nil
 }
