@@ -4,6 +4,7 @@ package all
 import (
 	_ "github.com/wirespeed/wirespeed/experiments/arm64-lab"
 	_ "github.com/wirespeed/wirespeed/experiments/bad-inputs"
+	_ "github.com/wirespeed/wirespeed/experiments/hostile"
 	_ "github.com/wirespeed/wirespeed/experiments/tune-vm"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round3"

@@ -216,6 +216,7 @@ func runBench(ctx context.Context, env Env, args []string) error {
 		os.Remove(probe)
 	}
 	cmdline := append([]string{"wirespeed", "bench"}, args...)
+	_, existed := os.Lstat(file)
 	if file != "-" {
 		o.Checkpoint = func(r *bench.Result) {
 			r.Command, r.Wirespeed = cmdline, Version
@@ -234,7 +235,12 @@ func runBench(ctx context.Context, env Env, args []string) error {
 		fmt.Fprint(env.Stderr, "\r\033[K")
 	}
 	if res == nil || (len(res.Runs) == 0 && runErr != nil && ctx.Err() == nil) {
-		return runErr // failed before measuring anything: nothing to save
+		// Failed before measuring anything: nothing to save, and no
+		// checkpoint left behind that this run created.
+		if file != "-" && existed != nil {
+			os.Remove(file)
+		}
+		return runErr
 	}
 	res.Command, res.Wirespeed = cmdline, Version
 	if file != "-" {

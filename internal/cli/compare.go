@@ -126,7 +126,7 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 	var noVerdict error
 	for _, c := range out {
 		if !c.Headline.Measured() {
-			noVerdict = fmt.Errorf("no verdict: %s or %s has no throughput figure", c.A, c.B)
+			noVerdict = fmt.Errorf("no verdict: %s or %s has no throughput figure: check it with 'wirespeed show', and run its bench again", c.A, c.B)
 		}
 	}
 	if *asJSON {

@@ -35,8 +35,17 @@ func TestHostileInputs(t *testing.T) {
 	os.WriteFile(dup, []byte(`[{"id":"a","kind":"sysctl","target":"net.core.netdev_budget","value":"600"},{"id":"a","kind":"sysctl","target":"net.core.netdev_budget","value":"900"}]`), 0o644)
 	acts := filepath.Join(dir, "acts.json")
 	os.WriteFile(acts, []byte(`[{"id":"a","kind":"sysctl","target":"net.core.netdev_budget","value":"600"}]`), 0o644)
+	var res map[string]any
+	json.Unmarshal(b, &res)
+	res["runs"] = []any{}
+	noRuns := filepath.Join(dir, "noruns.json")
+	nb, _ := json.Marshal(res)
+	os.WriteFile(noRuns, nb, 0o644)
+	null := filepath.Join(dir, "null.json")
+	os.WriteFile(null, []byte("null\n"), 0o644)
 	state := t.TempDir()
 	nowhere := filepath.Join(dir, "no", "such", "dir")
+	benchOut := filepath.Join(dir, "bench-nothing.json")
 
 	cases := []struct {
 		name string
@@ -60,6 +69,13 @@ func TestHostileInputs(t *testing.T) {
 		{"lab knob without --lab", []string{"tune", "apply", "--actions", acts, "--state-dir", state, "--gro", "on"}, ExitUsage, "--gro does nothing"},
 		{"bench flag with --verify-cmd", []string{"tune", "apply", "--actions", acts, "--state-dir", state, "--verify-cmd", "echo 1", "--bench-args", "--port 5300"}, ExitUsage, "--bench-args does nothing"},
 		{"--fail-on empty", []string{"doctor", "--from", "../../testdata/snapshots/rpi4-ax88179.tar.gz", "--fail-on", ""}, ExitUsage, "--fail-on is empty"},
+		{"status --state-dir empty", []string{"tune", "status", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},
+		{"revert --state-dir empty", []string{"tune", "revert", "--all", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},
+		{"persist --state-dir empty", []string{"tune", "persist", "--remove", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},
+		{"plan --actions empty", []string{"tune", "plan", "--actions", ""}, ExitUsage, "--actions is empty"},
+		{"--actions null", []string{"tune", "plan", "--actions", null}, ExitUsage, "is null"},
+		{"bench that measured nothing", []string{"bench", "--peer", "127.0.0.1", "--port", "9", "-t", "2s", "--out", benchOut}, ExitFail, "no iperf3 server reachable"},
+		{"report of no run", []string{"report", "-o", filepath.Join(dir, "empty.html"), noRuns}, ExitFail, "nothing was measured"},
 		{"--iface without --peer", []string{"bench", "--iface", "lo"}, ExitUsage, "--iface"},
 		{"--iface unknown", []string{"bench", "--peer", "198.18.0.2", "--iface", "nosuch0"}, ExitUsage, "no such network device"},
 		{"duplicate action id", []string{"tune", "plan", "--actions", dup}, ExitUsage, "two different actions"},
@@ -91,6 +107,12 @@ func TestHostileInputs(t *testing.T) {
 	}
 	if b2, _ := os.ReadFile(result); string(b2) != string(b) {
 		t.Error("the result file was changed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "empty.html")); err == nil {
+		t.Error("a report of a result without runs was written")
+	}
+	if _, err := os.Stat(benchOut); err == nil {
+		t.Error("a bench that measured nothing left a result file")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {
 		t.Error("a directory the user did not name was created")

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/report"
@@ -80,6 +82,10 @@ func runReport(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 		in = append(in, report.Input{Name: p, R: r})
+	}
+	// A page of nothing is not a report: refuse when no input has a run.
+	if !slices.ContainsFunc(in, func(x report.Input) bool { return len(x.R.Runs) > 0 }) {
+		return fmt.Errorf("%s: no run in it, nothing was measured: check it with 'wirespeed show', and run its bench again; nothing was written", strings.Join(pos, ", "))
 	}
 	if *flentOut != "" {
 		b, run, err := report.Flent(in[0].R, *variant, *rep)

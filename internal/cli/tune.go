@@ -118,6 +118,9 @@ func runTunePlan(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseEmpty(fs, "tune plan"); err != nil {
+		return err
+	}
 	acts, err := planActions(ctx, pos, *c.actions)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,9 @@ func runTuneStatus(ctx context.Context, env Env, args []string) error {
 	c := addTuneCommon(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := refuseEmpty(fs, "tune status"); err != nil {
 		return err
 	}
 	if len(pos) > 0 {
@@ -54,6 +58,9 @@ func runTuneRevert(ctx context.Context, env Env, args []string) error {
 	all := fs.Bool("all", false, "revert every change in the journal")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := refuseEmpty(fs, "tune revert"); err != nil {
 		return err
 	}
 	if *all == (len(pos) > 0) {
@@ -102,6 +109,9 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseEmpty(fs, "tune persist"); err != nil {
+		return err
+	}
 	if len(pos) > 0 {
 		return usageErrorf("tune persist takes no arguments (got %q): it makes every kept change permanent", pos[0])
 	}
@@ -139,7 +149,7 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 	}
 	defer st.Close()
 	netns, _ := os.Readlink("/proc/self/ns/net")
-	plan := tune.PlanPersist(st.J, netns)
+	plan := tune.PlanPersist(tune.Live(), st.J, netns)
 	if len(plan.Files) == 0 {
 		if len(plan.Skipped) > 0 {
 			return fmt.Errorf("nothing to make permanent here, nothing was written: %s", strings.Join(plan.Skipped, "; "))
@@ -162,4 +172,16 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 	}
 	fmt.Fprintln(env.Stdout, "\nThey take effect at the next boot or re-plug; now: udevadm control --reload; systemctl daemon-reload; sysctl --system.")
 	return nil
+}
+
+// refuseEmpty refuses a flag given with an empty value: an empty
+// --state-dir or --actions is not "the default". (apply has its own list.)
+func refuseEmpty(fs *flag.FlagSet, cmd string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && f.Name != "json" && f.Name != "all" && f.Name != "remove" && strings.TrimSpace(f.Value.String()) == "" {
+			err = usageErrorf("%s: --%s is empty: give a value or leave the flag out; nothing was done", cmd, f.Name)
+		}
+	})
+	return err
 }

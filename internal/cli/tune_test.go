@@ -142,7 +142,7 @@ func TestTuneNotRoot(t *testing.T) {
 func persistJournal(t *testing.T, netns string) string {
 	t.Helper()
 	state := t.TempDir()
-	j := fmt.Sprintf(`{"version":1,"entries":[{"seq":1,"action":{"id":"rps/eth9","kind":"sysfs","device":"eth9","target":"/sys/class/net/eth9/queues/rx-0/rps_cpus","value":"3"},"old":"0\n","state":"applied","netns":%q,"mac":"02:00:00:00:00:09","time":"2026-11-24T00:00:00Z"}]}`, netns)
+	j := fmt.Sprintf(`{"version":1,"entries":[{"seq":1,"action":{"id":"rps/eth9","kind":"sysfs","device":"eth9","target":"/sys/class/net/eth9/queues/rx-0/rps_cpus","value":"3"},"old":"0\n","state":"applied","netns":%q,"ifindex":9,"mac":"02:00:00:00:00:09","time":"2026-11-24T00:00:00Z"}]}`, netns)
 	if err := os.WriteFile(filepath.Join(state, "tune-journal.json"), []byte(j), 0o644); err != nil {
 		t.Fatal(err)
 	}

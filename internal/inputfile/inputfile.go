@@ -53,7 +53,7 @@ func Read(path, what string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %w", &Error{path, what, "is " + kind + ", not a regular file: give the file itself"}, ErrNotRegular)
 	}
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%w: %w", &Error{path, what, fmt.Sprintf("is %d bytes, more than the %d a %s can be: is it the right file?", fi.Size(), limit, what)}, ErrTooLarge)
+		return nil, fmt.Errorf("%w: %w", &Error{path, what, fmt.Sprintf("is %d bytes, more than the %d a %s can be: check that it is the file you meant", fi.Size(), limit, what)}, ErrTooLarge)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,7 +20,10 @@ import (
 func hostileJournal(t *testing.T, a doctor.Action, old string) string {
 	t.Helper()
 	dir := t.TempDir()
-	j := Journal{Version: JournalVersion, Entries: []Entry{{Seq: 1, Action: a, Old: old, State: StateApplied, Netns: "", Time: "t"}}}
+	// Bound to this host, namespace and device, so that only the target
+	// can be what makes the journal refused.
+	ns, _ := os.Readlink("/proc/self/ns/net")
+	j := Journal{Version: JournalVersion, Entries: []Entry{{Seq: 1, Action: a, Old: old, State: StateApplied, Netns: ns, Host: HostID(), Ifindex: 7, Time: "t"}}}
 	b, _ := json.Marshal(j)
 	if err := os.WriteFile(filepath.Join(dir, journalName), b, 0o644); err != nil {
 		t.Fatal(err)
@@ -61,6 +65,8 @@ func TestJournalCannotWriteOutside(t *testing.T) {
 		"governor-path":  {ID: "x", Kind: doctor.KindGovernor, Target: "0/../../../../etc/passwd", Value: "performance"},
 		"irq-path":       {ID: "x", Kind: doctor.KindIRQAffinity, Target: "../../etc/passwd", Value: "1"},
 		"ethtool-dev":    {ID: "x", Kind: doctor.KindEthtool, Device: "-s", Target: "rx-gro", Value: "on"},
+		"udev-quote":     {ID: "x", Kind: doctor.KindSysfs, Device: "eth9", Target: "/sys/class/net/eth9/threaded", Value: `1", RUN+="/bin/sh -c id`},
+		"value-space":    {ID: "x", Kind: doctor.KindSysfs, Device: "eth9", Target: "/sys/class/net/eth9/threaded", Value: "1 2"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := hostileJournal(t, a, "owned\n")
@@ -266,4 +272,230 @@ func TestIRQMustServeTheDevice(t *testing.T) {
 	if got := s.mustRead(t, "/proc/irq/43/smp_affinity_list"); got != "0-3\n" {
 		t.Fatalf("revert wrote the disk's IRQ: %q", got)
 	}
+}
+
+// TestJournalEntryBoundToWhereItWasMade: an entry stripped of the
+// namespace, the host (journal version 2) or its device's ifindex would
+// pass every "is this where it was made" check; it is refused.
+func TestJournalEntryBoundToWhereItWasMade(t *testing.T) {
+	good := Entry{Seq: 1, Action: rpsAction("3"), Old: "0\n", State: StateApplied, Netns: "net:[1]", Host: "machine-id:x", Ifindex: 7, Time: "t"}
+	for name, c := range map[string]struct {
+		version int
+		edit    func(e *Entry)
+		ok      bool
+	}{
+		"complete":         {2, func(e *Entry) {}, true},
+		"no netns":         {2, func(e *Entry) { e.Netns = "" }, false},
+		"no host":          {2, func(e *Entry) { e.Host = "" }, false},
+		"no ifindex":       {2, func(e *Entry) { e.Ifindex = 0 }, false},
+		"negative ifindex": {2, func(e *Entry) { e.Ifindex = -3 }, false},
+		"v1 has no host":   {1, func(e *Entry) { e.Host = "" }, true},
+		"v1 without netns": {1, func(e *Entry) { e.Host, e.Netns = "", "" }, false},
+		"no device, no idx": {2, func(e *Entry) {
+			e.Action = doctor.Action{ID: "b", Kind: doctor.KindSysctl, Target: "net.core.netdev_budget", Value: "600"}
+			e.Ifindex = 0
+		}, true},
+	} {
+		e := good
+		c.edit(&e)
+		b, _ := json.Marshal(Journal{Version: c.version, Entries: []Entry{e}})
+		_, err := ParseJournal(b, "j")
+		var je *JournalError
+		if c.ok && err != nil {
+			t.Errorf("%s: refused: %v", name, err)
+		}
+		if !c.ok && !errors.As(err, &je) {
+			t.Errorf("%s: accepted (%v)", name, err)
+		}
+	}
+}
+
+// TestUnreadableLeftoverJournal: the last tune of the namespace wrote a
+// journal that cannot be read now (damaged, or made writable by others);
+// it may hold a killed trial's change, so the next tune does not start.
+func TestUnreadableLeftoverJournal(t *testing.T) {
+	old := HostLockDir
+	HostLockDir = t.TempDir()
+	defer func() { HostLockDir = old }()
+	s := tree(t)
+	s.Root = "/" // the namespace lock is taken for the live host only
+	first, second := t.TempDir(), t.TempDir()
+	a, err := New(first, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Store.add(Entry{Action: rpsAction("3"), Old: "0\n", State: StateApplied, Netns: a.Netns, Host: a.Host, Ifindex: 7})
+	if err := a.Store.Save(); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	os.Chmod(filepath.Join(first, journalName), 0o666)
+	if _, err := New(second, s); err == nil || !strings.Contains(err.Error(), "cannot be read") {
+		t.Fatalf("a tune after one whose journal cannot be read now: %v", err)
+	}
+}
+
+// persistTuner is a tuner with one applied change ready to persist.
+func persistTuner(t *testing.T) (*Tuner, string) {
+	t.Helper()
+	s := tree(t)
+	tu := newTuner(t, s)
+	if o, err := tu.Apply(context.Background(), rpsAction("3")); err != nil || o.State != StateApplied {
+		t.Fatalf("%+v %v", o, err)
+	}
+	return tu, t.TempDir()
+}
+
+// TestPersistWritesOnlyItsFiles: persist and persist --remove write and
+// remove only their own five files, below --root and through no link,
+// whatever the journal and the manifest in the state directory say.
+func TestPersistWritesOnlyItsFiles(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "victim")
+	mark := persistMark + "\nkeep me\n"
+	reset := func() {
+		if err := os.WriteFile(outside, []byte(mark), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string) {
+		t.Helper()
+		if b, err := os.ReadFile(outside); err != nil || string(b) != mark {
+			t.Errorf("%s: the file outside was changed or removed: %q %v", what, b, err)
+		}
+	}
+
+	// Another host's applied change is not made permanent here.
+	tu, _ := persistTuner(t)
+	tu.Store.J.Entries[0].Host = "machine-id:elsewhere"
+	if p := PlanPersist(tu.Sys, tu.Store.J, tu.Netns); len(p.Files) != 0 || len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0], "another machine") {
+		t.Errorf("another host's change: %+v", p)
+	}
+
+	// A change of a device that is another one now (new MAC) is not made
+	// permanent: the rules would set the newcomer at every boot.
+	tu, _ = persistTuner(t)
+	tu.Sys.writeFile("/sys/class/net/eth9/address", "02:00:00:00:00:77\n")
+	if p := PlanPersist(tu.Sys, tu.Store.J, tu.Netns); len(p.Files) != 0 || len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0], "another device") {
+		t.Errorf("a change of a device that is gone: %+v", p)
+	}
+
+	// A manifest naming another file: --remove and a new persist refuse it.
+	for _, name := range []string{outside, "../../../../../../../../" + outside, "/etc/passwd", PersistUdev + "/../../../../" + outside} {
+		reset()
+		tu, root := persistTuner(t)
+		m, _ := json.Marshal(Manifest{Version: manifestFormat, Root: root, Files: []string{name}})
+		os.WriteFile(filepath.Join(tu.Store.Dir, manifestName), m, 0o644)
+		if _, err := RemovePersist(root, tu.Store.Dir); err == nil || !strings.Contains(err.Error(), "not a file persist writes") {
+			t.Errorf("--remove with a manifest naming %s: %v", name, err)
+		}
+		check("--remove, manifest naming " + name)
+		if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Sys, tu.Store.J, tu.Netns)); err == nil {
+			t.Errorf("persist with a manifest naming %s: no error", name)
+		}
+		check("persist, manifest naming " + name)
+	}
+
+	// A manifest that is a FIFO, a link to /dev/zero, huge, or in a
+	// directory others can write: refused at once.
+	for name, setup := range map[string]func(dir string){
+		"fifo":     func(dir string) { syscall.Mkfifo(filepath.Join(dir, manifestName), 0o600) },
+		"dev-zero": func(dir string) { os.Symlink("/dev/zero", filepath.Join(dir, manifestName)) },
+		"huge": func(dir string) {
+			f, _ := os.Create(filepath.Join(dir, manifestName))
+			f.Truncate(maxManifest + 1)
+			f.Close()
+		},
+		"world-writable dir": func(dir string) { os.Chmod(dir, 0o777) },
+	} {
+		tu, root := persistTuner(t)
+		setup(tu.Store.Dir)
+		done := make(chan error, 1)
+		go func() { _, err := RemovePersist(root, tu.Store.Dir); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("--remove with a %s manifest: no error", name)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("--remove blocked on a %s manifest", name)
+		}
+		os.Chmod(tu.Store.Dir, 0o755)
+	}
+
+	// A link left where persist writes its temporary file, or a linked
+	// directory below --root: nothing is written through it.
+	reset()
+	tu, root := persistTuner(t)
+	full := filepath.Join(root, PersistUdev)
+	os.MkdirAll(filepath.Dir(full), 0o755)
+	os.Symlink(outside, full+".wirespeed-tmp")
+	if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Sys, tu.Store.J, tu.Netns)); err != nil {
+		t.Errorf("persist over a stale temporary link: %v", err)
+	}
+	check("a link in place of the temporary file")
+	if fi, err := os.Lstat(full); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("%s is not a regular file after persist: %v", full, err)
+	}
+
+	reset()
+	tu, root = persistTuner(t)
+	elsewhere := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "etc"), 0o755)
+	os.Symlink(elsewhere, filepath.Join(root, "etc", "udev"))
+	if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Sys, tu.Store.J, tu.Netns)); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("persist through a linked directory below --root: %v", err)
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+		t.Errorf("persist wrote through the link: %v", ents)
+	}
+}
+
+func FuzzParseManifest(f *testing.F) {
+	f.Add([]byte(`{"version":1,"root":"/","files":["/etc/udev/rules.d/90-wirespeed-tune.rules"]}`))
+	f.Add([]byte(`{"version":1,"root":"/","files":["../../etc/passwd"]}`))
+	f.Add([]byte(`{"version":1,"files":["/etc/sysctl.d/90-wirespeed-tune.conf","/etc/shadow"]}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ParseManifest(b, "m")
+		if err != nil {
+			return
+		}
+		for _, p := range m.Files {
+			if !slices.Contains(persistFiles, p) {
+				t.Fatalf("accepted a manifest naming %q", p)
+			}
+		}
+	})
+}
+
+// FuzzParseActions: whatever an --actions file holds, no action it yields
+// passes Check and writes outside tune's targets.
+func FuzzParseActions(f *testing.F) {
+	f.Add([]byte(`[{"id":"a","kind":"sysfs","device":"eth0","target":"/sys/class/net/eth0/queues/rx-0/rps_cpus","value":"3"}]`))
+	f.Add([]byte(`[{"id":"a","kind":"sysfs","target":"/sys/kernel/mm/ksm/pages_to_scan","value":"3"},{"id":"a","kind":"sysctl","target":"net.core.somaxconn","value":"1"}]`))
+	f.Add([]byte(`{"actions":[{"id":"a","kind":"sysctl","target":"kernel.hostname","value":"x"}]}`))
+	f.Add([]byte(`{"host":"h","findings":[{"fix":{"actions":[{"id":"i","kind":"irq-affinity","device":"eth0","target":"42","value":"1"}]}}]}`))
+	f.Add([]byte(`{"findings":null}`))
+	f.Add([]byte(`[{"id":"t","kind":"sysfs","device":"eth0","target":"/sys/class/net/eth0/threaded","value":"1\", RUN+=\"x"}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		list, err := ParseActions(b, "a.json")
+		if err != nil {
+			var fe *ActionsFileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error of another type: %v", err)
+			}
+			return
+		}
+		for _, a := range list {
+			if Check(a) != nil {
+				continue
+			}
+			if where := outsideTargets(a); where != "" {
+				t.Fatalf("Check passes an action that writes %s: %+v", where, a)
+			}
+			if a.Kind == doctor.KindSysfs && strings.ContainsAny(a.Value, "\" \n") {
+				t.Fatalf("Check passes a sysfs value a udev rule cannot hold: %q", a.Value)
+			}
+		}
+	})
 }

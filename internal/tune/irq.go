@@ -38,7 +38,7 @@ func irqDir(a doctor.Action) string { return "/proc/irq/" + a.Target + "/" }
 func (irqKnob) read(_ context.Context, s *System, a doctor.Action) (string, error) {
 	v, err := s.readFile(irqDir(a) + "smp_affinity_list")
 	if errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("IRQ %s does not exist (any more): %w", a.Target, ErrGone)
+		return "", &goneError{fmt.Sprintf("there is no IRQ %s here (see /proc/interrupts): was the plan made on another host or boot? run 'wirespeed doctor' here", a.Target)}
 	}
 	return v, err
 }

@@ -152,6 +152,18 @@ func ParseJournal(b []byte, path string) (*Journal, error) {
 		if err := Check(e.Action); err != nil {
 			return nil, &JournalError{path, fmt.Sprintf("entry %d is not a change wirespeed makes (%v)", i, err), recoverHint}
 		}
+		// An entry is bound to where it was made: revert, status and
+		// persist compare these with this host, namespace and device, so
+		// an entry stripped of them would pass for one made here.
+		if e.Netns == "" {
+			return nil, &JournalError{path, fmt.Sprintf("entry %d (%s) names no network namespace, which wirespeed always records", i, e.Action.ID), recoverHint}
+		}
+		if j.Version >= 2 && e.Host == "" {
+			return nil, &JournalError{path, fmt.Sprintf("entry %d (%s) names no host, which wirespeed has recorded since journal version 2", i, e.Action.ID), recoverHint}
+		}
+		if e.Action.Device != "" && e.Ifindex <= 0 {
+			return nil, &JournalError{path, fmt.Sprintf("entry %d (%s) names device %s without its ifindex, which wirespeed always records", i, e.Action.ID, e.Action.Device), recoverHint}
+		}
 		if len(e.Old) > maxOld || strings.ContainsRune(e.Old, 0) {
 			return nil, &JournalError{path, fmt.Sprintf("entry %d has an old value wirespeed cannot have read (%d bytes or a NUL)", i, len(e.Old)), recoverHint}
 		}
@@ -237,35 +249,50 @@ func checkDir(dir string) error {
 // not a link, writable by it alone and of a sane size; it never blocks on
 // a FIFO or a device.
 func readJournal(p string) ([]byte, error) {
+	b, pr, err := readStateFile(p, "journal", maxJournalSize)
+	if pr != nil {
+		return nil, &JournalError{p, pr.problem, pr.recover}
+	}
+	return b, err
+}
+
+// stateProblem is a state file wirespeed will not read, and what to do.
+type stateProblem struct{ problem, recover string }
+
+// readStateFile reads a file of the state directory (the journal, the
+// persist manifest) as the record it must be: a regular file, not a link,
+// of this user and writable by it alone, at most limit bytes; the open
+// never blocks on a FIFO or a device. what names the file in the advice.
+func readStateFile(p, what string, limit int64) ([]byte, *stateProblem, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ELOOP) {
-		return nil, &JournalError{p, "is a symbolic link", "the journal must be a regular file wirespeed wrote; move the link aside"}
+		return nil, &stateProblem{"is a symbolic link", "the " + what + " must be a regular file wirespeed wrote; move the link aside"}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, &JournalError{p, "is not a regular file (" + fi.Mode().Type().String() + ")", "the journal must be a regular file wirespeed wrote; move it aside"}
+		return nil, &stateProblem{"is not a regular file (" + fi.Mode().Type().String() + ")", "the " + what + " must be a regular file wirespeed wrote; move it aside"}, nil
 	}
-	if err := checkStateFile("journal "+p, fi); err != nil {
-		return nil, err
+	if err := checkStateFile(what+" "+p, fi); err != nil {
+		return nil, nil, err
 	}
-	if fi.Size() > maxJournalSize {
-		return nil, &JournalError{p, fmt.Sprintf("is %d bytes, more than any journal wirespeed writes (%d)", fi.Size(), maxJournalSize), "check what it is; move it aside to start a new journal"}
+	if fi.Size() > limit {
+		return nil, &stateProblem{fmt.Sprintf("is %d bytes, more than any %s wirespeed writes (%d)", fi.Size(), what, limit), "check what it is; move it aside"}, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxJournalSize+1))
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if len(b) > maxJournalSize {
-		return nil, &JournalError{p, "grew past the size limit while being read", "move it aside to start a new journal"}
+	if int64(len(b)) > limit {
+		return nil, &stateProblem{"grew past the size limit while being read", "move it aside"}, nil
 	}
-	return b, nil
+	return b, nil, nil
 }
 
 // Path is the journal file.

@@ -67,7 +67,7 @@ func TestJournalRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.add(Entry{Action: rpsAction("3"), Old: "0\n", State: StatePending, Netns: "net:[1]"})
+	st.add(Entry{Action: rpsAction("3"), Old: "0\n", State: StatePending, Netns: "net:[1]", Host: HostID(), Ifindex: 9})
 	if err := st.Save(); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestLeftoversOfAnotherJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Store.add(Entry{Action: rpsAction("3"), Old: "0\n", State: StateApplied, Netns: a.Netns})
+	a.Store.add(Entry{Action: rpsAction("3"), Old: "0\n", State: StateApplied, Netns: a.Netns, Host: a.Host, Ifindex: 9})
 	if err := a.Store.Save(); err != nil {
 		t.Fatal(err)
 	}

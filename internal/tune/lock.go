@@ -37,9 +37,10 @@ func otherJournalLeftovers(f *os.File, dir, ns string) error {
 	if prev == "" || prev == abs {
 		return nil
 	}
-	j, err := Load(prev)
+	j, err := Load(prev) // a journal that is gone loads as empty
 	if err != nil {
-		return nil // gone or not readable: nothing this tune could act on
+		// Unreadable is not empty: it may hold a killed trial's change.
+		return fmt.Errorf("the last tune in this network namespace used the journal in %s, which cannot be read (%w): it may hold changes still in force; check it with 'wirespeed tune status --state-dir %s', or move that directory aside if it is not wirespeed's", prev, err, prev)
 	}
 	var ids []string
 	for _, e := range j.Entries {

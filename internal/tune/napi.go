@@ -53,7 +53,7 @@ func (napiKnob) read(_ context.Context, _ *System, a doctor.Action) (string, err
 			return strconv.FormatUint(v, 10), nil
 		}
 	}
-	return "", fmt.Errorf("NAPI %d does not exist (any more): %w", id, ErrGone)
+	return "", &goneError{fmt.Sprintf("there is no NAPI instance %d here (see 'ip -d link' or 'wirespeed inspect'): NAPI ids change with every boot and re-plug; run 'wirespeed doctor' again for this host's", id)}
 }
 
 func (napiKnob) set(v string, a doctor.Action) error {

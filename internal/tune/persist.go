@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
 	"github.com/wirespeed/wirespeed/internal/doctor"
@@ -59,14 +61,42 @@ func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) 
 // changes made in network namespace netns ("net:[N]", this process's) are
 // planned: one made in another namespace is about that namespace's devices
 // and sysctls, and is listed as skipped.
-func PlanPersist(j *Journal, netns string) PersistPlan {
+//
+// A change of a device is planned only while that device is here as it
+// was (same MAC, or ifindex without one) on s: rules written for a device
+// that took another's name would set it at every boot.
+func PlanPersist(s *System, j *Journal, netns string) PersistPlan {
 	p := PersistPlan{Files: map[string]string{}}
 	var udev, sysctl, boot []string
+	host := HostID()
 	for _, e := range j.Entries {
 		if e.State != StateApplied {
 			continue
 		}
 		a := e.Action
+		if why := foreignHost(&e, host); why != "" {
+			p.Skipped = append(p.Skipped, why+"; not made permanent here")
+			continue
+		}
+		if err := Check(a); err != nil {
+			// ParseJournal refuses these; a journal built in memory
+			// is held to the same targets.
+			p.Skipped = append(p.Skipped, err.Error())
+			continue
+		}
+		if a.Device != "" {
+			idx, mac, err := s.identify(a.Device)
+			if errors.Is(err, ErrGone) && e.MAC != "" && a.Kind != doctor.KindIRQAffinity {
+				// Unplugged now: its rules match its MAC, so they
+				// set that device only, when it comes back.
+			} else if err != nil {
+				p.Skipped = append(p.Skipped, fmt.Sprintf("%s: %v; not made permanent", a.ID, err))
+				continue
+			} else if why := otherDevice(&e, idx, mac); why != "" {
+				p.Skipped = append(p.Skipped, fmt.Sprintf("%s: %s; not made permanent", a.ID, why))
+				continue
+			}
+		}
 		if e.Netns != "" && netns != "" && e.Netns != netns {
 			p.Skipped = append(p.Skipped, fmt.Sprintf("%s: changed in network namespace %s, this is %s; run persist there (ip netns exec NAME wirespeed tune persist)", a.ID, e.Netns, netns))
 			continue
@@ -121,19 +151,56 @@ WantedBy=multi-user.target
 	return p
 }
 
+// maxManifest bounds the manifest read: it lists at most five files.
+const maxManifest = 64 << 10
+
+// persistFiles are the only files persist writes and removes.
+var persistFiles = []string{PersistUdev, PersistSysctl, PersistScript, PersistUnit, PersistWants}
+
+// ParseManifest decodes the persist manifest. It decides what --remove
+// deletes, so it may name only the files persist writes: a manifest naming
+// any other path is refused whole.
+func ParseManifest(b []byte, path string) (*Manifest, error) {
+	fix := "remove the files it should list by hand (" + strings.Join(persistFiles, ", ") + "), then remove it"
+	var m Manifest
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("persist manifest %s cannot be read (%v): %s", path, err, fix)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("persist manifest %s has data after the manifest: %s", path, fix)
+	}
+	if m.Version != manifestFormat {
+		return nil, fmt.Errorf("persist manifest %s has version %d, this wirespeed writes %d: %s", path, m.Version, manifestFormat, fix)
+	}
+	for _, f := range m.Files {
+		if !slices.Contains(persistFiles, f) {
+			return nil, fmt.Errorf("persist manifest %s names %q, which is not a file persist writes: %s", path, f, fix)
+		}
+	}
+	return &m, nil
+}
+
 func loadManifest(stateDir string) (*Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(stateDir, manifestName))
+	if _, err := os.Lstat(stateDir); errors.Is(err, os.ErrNotExist) {
+		return &Manifest{Version: manifestFormat}, nil
+	}
+	if err := checkDir(stateDir); err != nil {
+		return nil, err
+	}
+	p := filepath.Join(stateDir, manifestName)
+	b, pr, err := readStateFile(p, "persist manifest", maxManifest)
+	if pr != nil {
+		return nil, fmt.Errorf("persist manifest %s %s; %s", p, pr.problem, pr.recover)
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return &Manifest{Version: manifestFormat}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil || m.Version != manifestFormat {
-		return nil, fmt.Errorf("%s cannot be read (%v): remove the files it lists by hand, then remove it", filepath.Join(stateDir, manifestName), err)
-	}
-	return &m, nil
+	return ParseManifest(b, p)
 }
 
 func ours(path string) bool {
@@ -161,6 +228,9 @@ func WritePersist(root, stateDir string, p PersistPlan) ([]string, error) {
 	sort.Strings(names)
 	for _, f := range names {
 		full := filepath.Join(root, f)
+		if err := noLinksBelow(root, filepath.Dir(full)); err != nil {
+			return nil, err
+		}
 		if _, err := os.Lstat(full); err == nil && !ours(full) {
 			return nil, fmt.Errorf("%s exists and was not written by wirespeed: move it aside or merge it by hand; nothing was written", full)
 		}
@@ -230,9 +300,50 @@ func RemovePersist(root, stateDir string) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
+// noLinksBelow refuses a symbolic link among the directories from root
+// down to dir when root is not "/": in an image or a test tree, a link
+// (often absolute) leads out of it, into this host's own /etc. On the
+// live host (root "/") the system's own layout is followed.
+func noLinksBelow(root, dir string) error {
+	if filepath.Clean(root) == "/" {
+		return nil
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return fmt.Errorf("%s is not below --root %s", dir, root)
+	}
+	cur := filepath.Clean(root)
+	for _, part := range strings.Split(rel, "/") {
+		if part == "." {
+			continue
+		}
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // created by persist, as a directory
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			t, _ := os.Readlink(cur)
+			return fmt.Errorf("%s is a symbolic link (to %s): below --root %s persist writes only into real directories, a link could lead out of it; nothing was written", cur, t, root)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory; nothing was written", cur)
+		}
+	}
+	return nil
+}
+
+// writeDurable writes path through a new temporary file (never through
+// a link or file left in its place), fsynced and renamed over path.
 func writeDurable(path string, b []byte, mode os.FileMode) error {
 	tmp := path + ".wirespeed-tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, mode)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func TestPersistWritesAndRemoves(t *testing.T) {
 	tu.Revert(ctx, []string{thr.ID}, false)
 
 	root := t.TempDir()
-	plan := PlanPersist(tu.Store.J, tu.Netns)
+	plan := PlanPersist(tu.Sys, tu.Store.J, tu.Netns)
 	files, err := WritePersist(root, tu.Store.Dir, plan)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestPersistLeavesForeignFiles(t *testing.T) {
 	foreign := filepath.Join(root, PersistUdev)
 	os.MkdirAll(filepath.Dir(foreign), 0o755)
 	os.WriteFile(foreign, []byte("# mine\n"), 0o644)
-	if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Store.J, tu.Netns)); err == nil {
+	if _, err := WritePersist(root, tu.Store.Dir, PlanPersist(tu.Sys, tu.Store.J, tu.Netns)); err == nil {
 		t.Fatal("persist overwrote a file that is not wirespeed's")
 	}
 	if b, _ := os.ReadFile(foreign); string(b) != "# mine\n" {
@@ -97,11 +97,11 @@ func TestPersistOnlyThisNamespace(t *testing.T) {
 	if o, err := tu.Apply(context.Background(), rpsAction("3")); err != nil || o.State != StateApplied {
 		t.Fatalf("%+v %v", o, err)
 	}
-	plan := PlanPersist(tu.Store.J, "net:[222]")
+	plan := PlanPersist(tu.Sys, tu.Store.J, "net:[222]")
 	if len(plan.Files) != 0 || len(plan.Skipped) != 1 || !strings.Contains(plan.Skipped[0], "net:[111]") {
 		t.Fatalf("plan from another namespace: %+v", plan)
 	}
-	if plan := PlanPersist(tu.Store.J, "net:[111]"); len(plan.Files) != 1 || len(plan.Skipped) != 0 {
+	if plan := PlanPersist(tu.Sys, tu.Store.J, "net:[111]"); len(plan.Files) != 1 || len(plan.Skipped) != 0 {
 		t.Fatalf("plan from the same namespace: %+v", plan)
 	}
 }

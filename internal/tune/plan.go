@@ -55,6 +55,16 @@ func LoadActions(path string) ([]doctor.Action, error) {
 		}
 		return nil, actionsFileErrorf("--actions %s: %v; give a 'wirespeed doctor --json' report or a JSON list of actions", path, err)
 	}
+	return ParseActions(b, path)
+}
+
+// ParseActions decodes an --actions file's contents (see LoadActions).
+// What it returns is still to be held to Check, action by action.
+func ParseActions(b []byte, path string) ([]doctor.Action, error) {
+	if strings.TrimSpace(string(b)) == "null" {
+		// null decodes into an empty list without an error: not a plan.
+		return nil, actionsFileErrorf("--actions %s is null: want a 'wirespeed doctor --json' report or a JSON list of actions; nothing was done", path)
+	}
 	var list []doctor.Action
 	if err := json.Unmarshal(b, &list); err == nil {
 		return list, conflictingIDs(path, list)

@@ -2,7 +2,9 @@ package tune
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
@@ -19,14 +21,27 @@ func (sysfsKnob) check(a doctor.Action) error {
 	if err := checkSysfsTarget(a.Target, a.Device); err != nil {
 		return err
 	}
-	if a.Value == "" || strings.ContainsAny(a.Value, "\n\x00") {
-		return fmt.Errorf("sysfs value %q: want one line", a.Value)
+	// Every file tune writes takes a number, a CPU mask or a word; the
+	// value also goes into a udev rule (persist), where a quote or a
+	// space could start another assignment.
+	if !sysfsValue(a.Value) {
+		return fmt.Errorf("sysfs value %q: want a number, a CPU mask or a word (letters, digits, _ - . , :)", a.Value)
 	}
 	return nil
 }
 
+func sysfsValue(v string) bool {
+	return v != "" && len(v) <= 256 && !strings.ContainsFunc(v, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.,:", r))
+	})
+}
+
 func (sysfsKnob) read(_ context.Context, s *System, a doctor.Action) (string, error) {
-	return s.readFile(a.Target)
+	v, err := s.readFile(a.Target)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("this host has no %s (no such device, queue, CPU or cpufreq driver): was the plan made on another host? run 'wirespeed doctor' here: %w", a.Target, err)
+	}
+	return v, err
 }
 
 func (sysfsKnob) apply(_ context.Context, s *System, a doctor.Action) error {

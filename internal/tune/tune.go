@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -155,7 +156,12 @@ func registerKnob(kind string, k knob) { knobs[kind] = k }
 func Check(a doctor.Action) error {
 	k, ok := knobs[a.Kind]
 	if !ok {
-		return fmt.Errorf("action %s: unknown kind %q", a.ID, a.Kind)
+		kinds := make([]string, 0, len(knobs))
+		for k := range knobs {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		return fmt.Errorf("action %s: unknown kind %q: want one of %s", a.ID, a.Kind, strings.Join(kinds, ", "))
 	}
 	if a.ID == "" {
 		return fmt.Errorf("action without an id (kind %s, target %s)", a.Kind, a.Target)
@@ -198,6 +204,14 @@ func (e *notHereError) Error() string {
 }
 
 func (e *notHereError) Unwrap() error { return ErrGone }
+
+// goneError is a kernel object an action names (an IRQ, a NAPI instance)
+// that is not here: it says so in words, and matches ErrGone.
+type goneError struct{ msg string }
+
+func (e *goneError) Error() string { return e.msg }
+
+func (e *goneError) Unwrap() error { return ErrGone }
 
 // Tuner applies and reverts actions through a Store.
 type Tuner struct {
@@ -254,6 +268,10 @@ func (t *Tuner) Close() error {
 }
 
 func trim(s string) string { return strings.TrimRight(s, "\n") }
+
+// sameState says whether a state read now is the recorded one; the line
+// ends a kernel file has (or a journal written by hand lacks) do not count.
+func sameState(now, old string) bool { return strings.TrimSpace(now) == strings.TrimSpace(old) }
 
 // identify returns the device's ifindex and MAC, or ErrGone.
 func (s *System) identify(dev string) (int, string, error) {
@@ -372,7 +390,7 @@ func (t *Tuner) Apply(ctx context.Context, a doctor.Action) (Outcome, error) {
 		return out, err
 	}
 	if werr != nil {
-		return out, fmt.Errorf("action %s: the kernel rejected %q for %s: %v; the old value is in place", a.ID, a.Value, a.Target, werr)
+		return out, fmt.Errorf("action %s: the kernel rejected %q for %s: %v; the old value is in place: give a value this %s takes", a.ID, a.Value, a.Target, werr, a.Kind)
 	}
 	return out, nil
 }
@@ -460,7 +478,7 @@ func (t *Tuner) revertEntry(ctx context.Context, i int) (Outcome, error) {
 	if a.Device != "" && idx != e.Ifindex {
 		out.Note = fmt.Sprintf("%s was re-plugged (ifindex %d -> %d, same MAC %s); writing the recorded value to it", a.Device, e.Ifindex, idx, mac)
 	}
-	if now, err := k.read(ctx, t.Sys, a); err == nil && now == e.Old {
+	if now, err := k.read(ctx, t.Sys, a); err == nil && sameState(now, e.Old) {
 		// Never changed (a crash before the write) or already back.
 		e.State, out.State, out.Got = StateReverted, StateReverted, now
 		return out, t.Store.Save()
@@ -481,7 +499,7 @@ func (t *Tuner) revertEntry(ctx context.Context, i int) (Outcome, error) {
 		out.State = "failed"
 		return out, fmt.Errorf("revert %s: read-back: %w", a.ID, err)
 	}
-	if got != e.Old {
+	if !sameState(got, e.Old) {
 		out.State = "failed"
 		return out, fmt.Errorf("revert %s: wrote %q back but the kernel shows %q (still in the journal)", a.ID, trim(e.Old), trim(got))
 	}

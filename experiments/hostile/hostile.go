@@ -1,0 +1,67 @@
+// Package hostile recomputes docs/results.md's table of the issue 34 sweep
+// of hostile inputs from hostile-sweep.sh's per-case records.
+package hostile
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/wirespeed/wirespeed/experiments"
+	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+)
+
+func init() {
+	experiments.Register(experiments.Experiment{Name: "hostile", Tables: tables})
+}
+
+// run is hostile-sweep.sh's OUT.json: one record per case tried.
+type run struct {
+	Tried       int  `json:"tried"`
+	HostChanged bool `json:"host_changed"`
+	Cases       []struct {
+		Args  string `json:"args"`
+		Class string `json:"class"`
+	} `json:"cases"`
+}
+
+// The binaries swept: the label is which commit each was built from.
+var binaries = []struct{ label, file string }{
+	{"hostile before this session (194fe62)", "before.json"},
+	{"hostile after", "sweep.json"},
+}
+
+func tables(dir string) (map[string]string, error) {
+	var rows [][]string
+	for _, b := range binaries {
+		raw, err := os.ReadFile(filepath.Join(dir, "data", b.file))
+		if err != nil {
+			return nil, err
+		}
+		var r run
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("data/%s: %w", b.file, err)
+		}
+		if len(r.Cases) != r.Tried {
+			return nil, fmt.Errorf("data/%s: %d cases recorded, %d tried", b.file, len(r.Cases), r.Tried)
+		}
+		n := map[string]int{}
+		for _, c := range r.Cases {
+			switch c.Class {
+			case "clear", "unclear", "wrong", "hang":
+				n[c.Class]++
+			default:
+				return nil, fmt.Errorf("data/%s: case %q has class %q", b.file, c.Args, c.Class)
+			}
+		}
+		host := "no"
+		if r.HostChanged {
+			host = "yes"
+		}
+		rows = append(rows, []string{b.label, strconv.Itoa(r.Tried), strconv.Itoa(n["clear"]), strconv.Itoa(n["unclear"]),
+			strconv.Itoa(n["wrong"]), strconv.Itoa(n["hang"]), host})
+	}
+	return map[string]string{"summary": r2.Table([]string{"binary", "tried", "clear", "unclear", "wrong", "hang", "host changed"}, rows)}, nil
+}
