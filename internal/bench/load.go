@@ -124,7 +124,10 @@ func cpuShares(x, y procfs.CPUTimes, dt float64) (CPULoad, bool) {
 }
 
 // Summarize computes the load between the first sample at or after from and
-// the last sample at or before to. It returns nil with fewer than two.
+// the last sample at or before to. It returns nil with fewer than two, and
+// when the samples span less than half of from..to: a sampler that was
+// starved (seen in a loaded VM guest: two samples 18 ms apart at the end of
+// an 8 s load) measured some other moment, not the load.
 func SummarizeLoad(samples []Sample, from, to float64) *LoadSummary {
 	var win []Sample
 	for _, s := range samples {
@@ -137,7 +140,7 @@ func SummarizeLoad(samples []Sample, from, to float64) *LoadSummary {
 	}
 	a, b := win[0], win[len(win)-1]
 	dt := b.T - a.T
-	if dt <= 0 {
+	if dt <= 0 || dt < (to-from)/2 {
 		return nil
 	}
 	ls := &LoadSummary{From: a.T, To: b.T}

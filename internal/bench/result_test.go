@@ -65,6 +65,11 @@ func TestSummarizeLoad(t *testing.T) {
 	if SummarizeLoad(samples[:1], 0, 3) != nil {
 		t.Error("one sample gave a summary")
 	}
+	// a starved sampler: two samples at the end of a 0-3 s load
+	late := []Sample{mk(2.9, 10, 20, 30, 40, 100, 10, 1000, 1, 50, 0, 0), mk(3.0, 20, 40, 90, 50, 300, 30, 3000, 3, 100, 1, 999)}
+	if SummarizeLoad(late, 0, 3) != nil {
+		t.Error("samples spanning 0.1 s of a 3 s load gave a summary")
+	}
 }
 
 func TestPhase(t *testing.T) {
