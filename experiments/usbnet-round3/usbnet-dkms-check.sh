@@ -60,8 +60,11 @@
 #     series (napi_gro_receive: NAPI + GRO; dql_completed: BQL - for a
 #     family whose series adds BQL, 6.1 and 6.12; 7.x has BQL in tree and
 #     its series none, so dql_completed is in the stock usbnet too and tells
-#     nothing: there ours must have napi_gro_receive and the stock usbnet of
-#     /lib/modules/K/kernel must not, both recorded), DKMS's
+#     nothing: there the mark is the RX path - ours imports napi_gro_receive
+#     or gro_receive_skb (7.x's headers make napi_gro_receive an inline over
+#     it) and not netif_rx, the stock usbnet of /lib/modules/K/kernel (read
+#     before dkms install, which archives it) netif_rx and neither; both
+#     recorded), DKMS's
 #     make.log names the source build.sh used; then dkms remove --all leaves
 #     no module under updates/dkms and an empty dkms status.
 #  4. No network: build.sh's cache (ROOT/var/cache/wirespeed) emptied, then
@@ -104,9 +107,10 @@
 #      offline_build_s}, offline: {result,
 #      source, module_count, fetched (bool), cache_debs (count)},
 #      stock_probe (pending families only): {result, seconds,
-#      module_count, vermagic, marker}, marker_rule and stock_marker: {file,
-#      napi_gro_receive, dql_completed, netif_rx} (families whose series
-#      adds no BQL, 7.x, only)}],
+#      module_count, vermagic, marker}, marker_rule, gro (ours imports
+#      napi_gro_receive or gro_receive_skb) and stock_marker: {file,
+#      napi_gro_receive, gro, dql_completed, netif_rx} (families whose
+#      series adds no BQL, 7.x, only)}],
 #    not_checkable (--suite trixie only): [{family, result:
 #      not-checkable|FAIL, reason, apt: {headers, source, images, lists
 #      (the root's lists: suite and Date of each)}}],
@@ -531,7 +535,7 @@ source_of_log() { # make.log -> the source build.sh says it built from
 }
 
 declare -A plain refused mode t_force applied
-declare -A fam res src cnt vmagic m_napi m_dql m_netif modfile s_napi s_dql s_netif s_file t_build t_install t_off off_res off_src off_cnt off_fetched off_debs probe
+declare -A fam res src cnt vmagic m_napi m_dql m_netif m_gro modfile s_napi s_dql s_netif s_gro s_file t_build t_install t_off off_res off_src off_cnt off_fetched off_debs probe
 active=()
 for k in "${kernels[@]}"; do
 	fam[$k]="$(family_of "$k")"
@@ -565,6 +569,19 @@ for f in "${probe_families[@]}"; do
 done
 
 # --- 3. add, build, install, check, remove ----------------------------------
+# A family whose series adds no BQL (7.x): the stock usbnet's symbols, read
+# now - dkms install (3.2) archives the stock modules it replaces.
+for k in "${active[@]}"; do
+	! bql_in_series "${fam[$k]}" || continue
+	s_file[$k]="$(stock_usbnet "$k")"
+	syms="$(undef_syms "${s_file[$k]:-/nonexistent}")"
+	[ -n "$syms" ] || continue
+	s_napi[$k]="$(has_sym "$syms" napi_gro_receive)"
+	s_gro[$k]=false
+	[ "${s_napi[$k]}" = false ] && [ "$(has_sym "$syms" gro_receive_skb)" = false ] || s_gro[$k]=true
+	s_dql[$k]="$(has_sym "$syms" dql_completed)"
+	s_netif[$k]="$(has_sym "$syms" netif_rx)"
+done
 in_root dkms add "$pkgname/$version" >"$rlogs/add.log" 2>&1
 okif $? "dkms add $pkgname/$version"
 for k in "${active[@]}"; do
@@ -635,16 +652,15 @@ for k in "${active[@]}"; do
 		continue
 	fi
 	# BQL is in the stock usbnet too: dql_completed tells nothing here.
-	# The series' mark is NAPI + GRO, which the stock module lacks; the
-	# stock one (unpacked from Debian's package) shows both.
-	s_file[$k]="$(stock_usbnet "$k")"
-	syms="$(undef_syms "${s_file[$k]:-/nonexistent}")"
-	s_napi[$k]="$(has_sym "$syms" napi_gro_receive)"
-	s_dql[$k]="$(has_sym "$syms" dql_completed)"
-	s_netif[$k]="$(has_sym "$syms" netif_rx)"
-	{ [ "${m_napi[$k]}" = true ] && [ "${s_napi[$k]}" = false ] && [ -n "$syms" ]; } || res[$k]=FAIL
-	[ "${m_napi[$k]}" = true ] && [ "${s_napi[$k]}" = false ] && [ -n "$syms" ]
-	okif $? "usbnet of $k carries the series: NAPI + GRO, which the stock one lacks (undefined symbols, ours / stock ${s_file[$k]:-missing}: napi_gro_receive ${m_napi[$k]} / ${s_napi[$k]}, netif_rx ${m_netif[$k]} / ${s_netif[$k]}; dql_completed ${m_dql[$k]} / ${s_dql[$k]}: BQL is in tree in $f, so it is not a mark)"
+	# The series' mark is its RX path: GRO (7.x's netdevice.h makes
+	# napi_gro_receive an inline over gro_receive_skb) instead of stock's
+	# netif_rx. The
+	# stock module's symbols were read before dkms install archived it.
+	m_gro[$k]=false
+	[ "${m_napi[$k]}" = false ] && [ "$(has_sym "$syms" gro_receive_skb)" = false ] || m_gro[$k]=true
+	{ [ "${m_gro[$k]}" = true ] && [ "${m_netif[$k]}" = false ] && [ "${s_gro[$k]:-}" = false ] && [ "${s_netif[$k]:-}" = true ]; } || res[$k]=FAIL
+	[ "${m_gro[$k]}" = true ] && [ "${m_netif[$k]}" = false ] && [ "${s_gro[$k]:-}" = false ] && [ "${s_netif[$k]:-}" = true ]
+	okif $? "usbnet of $k carries the series: RX through GRO, not netif_rx as the stock one (undefined symbols, ours / stock ${s_file[$k]:-missing}: napi_gro_receive or gro_receive_skb ${m_gro[$k]} / ${s_gro[$k]:-?}, netif_rx ${m_netif[$k]} / ${s_netif[$k]:-?}; dql_completed ${m_dql[$k]} / ${s_dql[$k]:-?}: BQL is in tree in $f, not a mark)"
 done
 in_root dkms remove "$pkgname/$version" --all >"$rlogs/remove.log" 2>&1
 rc=$?
@@ -759,7 +775,7 @@ for k in "${kernels[@]}"; do
 		e+=",\"source\":$(json "${src[$k]:-}"),\"module_count\":$(jnum "${cnt[$k]:-}"),\"vermagic\":$(json "${vmagic[$k]:-}")"
 		e+=",\"marker\":{\"napi_gro_receive\":$(jbool "${m_napi[$k]:-}"),\"dql_completed\":$(jbool "${m_dql[$k]:-}"),\"netif_rx\":$(jbool "${m_netif[$k]:-}")}"
 		bql_in_series "${fam[$k]}" ||
-			e+=",\"marker_rule\":\"napi_gro_receive in ours, not in stock (BQL in tree: dql_completed in both)\",\"stock_marker\":{\"file\":$(json "${s_file[$k]:-}"),\"napi_gro_receive\":$(jbool "${s_napi[$k]:-}"),\"dql_completed\":$(jbool "${s_dql[$k]:-}"),\"netif_rx\":$(jbool "${s_netif[$k]:-}")}"
+			e+=",\"marker_rule\":\"ours: napi_gro_receive or gro_receive_skb (napi_gro_receive is an inline over it in 7.x's headers), no netif_rx; stock: netif_rx, neither GRO symbol (BQL in tree: dql_completed in both, not a mark)\",\"gro\":$(jbool "${m_gro[$k]:-}"),\"stock_marker\":{\"file\":$(json "${s_file[$k]:-}"),\"napi_gro_receive\":$(jbool "${s_napi[$k]:-}"),\"gro\":$(jbool "${s_gro[$k]:-}"),\"dql_completed\":$(jbool "${s_dql[$k]:-}"),\"netif_rx\":$(jbool "${s_netif[$k]:-}")}"
 		e+=",\"modinfo_filename\":$(json "${modfile[$k]:-}")"
 		e+=",\"install\":{\"plain_module_count\":$(jnum "${plain[$k]:-}"),\"refused_by_version_check\":$(jnum "${refused[$k]:-}"),\"mode\":$(json "${mode[$k]:-}")}"
 		e+=",\"times\":{\"build_s\":$(jnum "${t_build[$k]:-}"),\"install_s\":$(jnum "${t_install[$k]:-}"),\"install_force_s\":$(jnum "${t_force[$k]:-}"),\"offline_build_s\":$(jnum "${t_off[$k]:-}")}"
