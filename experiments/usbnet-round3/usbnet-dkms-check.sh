@@ -319,6 +319,9 @@ if [ -n "$fresh" ] || [ ! -f "$marker_file" ]; then
 set -eu
 r="$1" list="$2"
 newest() { chroot "$r" apt-cache search --names-only "$1" | awk '{ print $1 }' | sort -V | tail -n 1; }
+# known PACKAGE: apt has a version of it (apt-cache show exits 0, printing
+# nothing, for a name that other packages only mention).
+known() { chroot "$r" apt-cache show --no-all-versions "$1" 2>/dev/null | grep -q '^Version:'; }
 heads="" srcs="" keys=""
 while read -r key re; do
 	[ "$key" != probe ] || continue
@@ -363,7 +366,7 @@ chroot "$r" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-instal
 for kv in $keys; do
 	k="${kv#*=}"
 	pkgs="linux-image-$k"
-	! chroot "$r" apt-cache show "linux-modules-$k" >/dev/null 2>&1 || pkgs="linux-modules-$k linux-base-$k"
+	! known "linux-modules-$k" || pkgs="linux-modules-$k linux-base-$k"
 	rm -rf "$r/tmp/img" && mkdir -p "$r/tmp/img"
 	chroot "$r" sh -c "cd /tmp/img && apt-get download -q $pkgs" >&2
 	chroot "$r" sh -c 'for d in /tmp/img/*.deb; do dpkg-deb -x "$d" /tmp/img/x || exit 1; done' >&2
@@ -381,7 +384,7 @@ while read -r key xy re; do
 	[ "$key" = probe ] || continue
 	hs="$(chroot "$r" apt-cache search --names-only "^linux-headers-$re\\." | awk '{ print $1 }' | sort -V | tr '\n' ' ')"
 	src=""
-	! chroot "$r" apt-cache show "linux-source-$xy" >/dev/null 2>&1 ||
+	! known "linux-source-$xy" ||
 		src="$(chroot "$r" apt-cache madison "linux-source-$xy" | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | tr '\n' ' ')"
 	imgs=""
 	for i in $(chroot "$r" apt-cache search --names-only "^linux-image-$re\\.[0-9]+\\+[a-z0-9]+-amd64\$" | awk '{ print $1 }' | sort -V); do
@@ -390,7 +393,7 @@ while read -r key xy re; do
 		sp="$(echo "$c" | sed -n 's/^Source: \([^ ]*\).*/\1/p' | head -n 1)"
 		b="$(echo "$c" | sed -n 's/^Depends: //p' | tr ',' '\n' | sed -n 's/^ *\(linux-base-[0-9][^ |]*\) (=.*/\1/p' | head -n 1)"
 		miss=""
-		[ -z "$b" ] || chroot "$r" apt-cache show "$b" >/dev/null 2>&1 || miss="; its $b is not in the archive"
+		[ -z "$b" ] || known "$b" || miss="; its $b is not in the archive"
 		imgs="${imgs:+$imgs; }$i $v (source $sp$miss)"
 	done
 	echo "probe_${xy}_headers=$hs"
