@@ -1,9 +1,13 @@
 #!/bin/bash
-# usbnet-dkms-check.sh [JSON] [--root DIR] [--fresh-root] [--root-only]
-#                      [--save-logs DIR]
+# usbnet-dkms-check.sh [JSON] [--suite bookworm|trixie] [--root DIR]
+#                      [--fresh-root] [--root-only] [--save-logs DIR]
 #
-# Real DKMS checks of kernel/usbnet (the wirespeed-usbnet DKMS package), for
-# one 6.1 and one 6.12 kernel, in a clean Debian 12 root. Run as root.
+# Real DKMS checks of kernel/usbnet (the wirespeed-usbnet DKMS package), in
+# a clean Debian root. Run as root. --suite bookworm (the default): one 6.1
+# and one 6.12 kernel in a Debian 12 root; --suite trixie: one 7.x kernel
+# (trixie-backports') in a Debian 13 root, and 6.18 recorded as not
+# checkable. Steps 1-5 are those of bookworm; "Debian 13" says what trixie
+# does differently.
 #
 #  1. The root (default /var/tmp/dkms-root; it must be /var/tmp/dkms-root*):
 #     mmdebstrap --variant=minbase bookworm, sources bookworm,
@@ -18,8 +22,31 @@
 #     stock modules of both kernels are unpacked (dpkg-deb -x, not
 #     installed) from linux-image-K into /lib/modules/K and depmod run, as
 #     on a real machine: DKMS compares what it installs with them.
-#     A completed root carries ROOT/.wirespeed-dkms-root (its kernels) and is
-#     reused; --fresh-root makes a new one. --root-only: stop after this.
+#     Debian 13 (default root /var/tmp/dkms-root-trixie): mmdebstrap
+#     --variant=minbase trixie, sources trixie, trixie-updates,
+#     trixie-security and trixie-backports: dkms make gcc-14 dwarves patch
+#     xz-utils zstd kmod, the headers of the newest
+#     linux-headers-7.[0-3].N+deb13-amd64 apt knows (trixie-backports';
+#     7.0-7.3 are dkms.conf's tested releases) and its linux-source-7.Y (from
+#     trixie-backports too; the headers bring gcc-14-for-host,
+#     linux-headers-R-common and linux-kbuild-R). Debian 13's 7.x image is
+#     split into linux-image-R (a metapackage), linux-binary-unsigned-R,
+#     linux-base-R and linux-modules-R, merged-/usr under usr/lib/modules/R:
+#     none of them may be installed (dpkg -l 'linux-image*' 'linux-binary*'
+#     'linux-modules-*' 'linux-base-[0-9]*' empty); the headers Depend on
+#     linux-base-R (= version), which the stub Provides; the stock modules
+#     are unpacked from linux-modules-R and linux-base-R (modules.builtin,
+#     modules.order). 6.18: Debian's archive carries no linux-headers-6.18.*
+#     and no linux-source-6.18 (trixie-backports has only signed
+#     linux-image-6.18.N+deb13-* whose linux-base-6.18.N is gone), so there is
+#     nothing DKMS could build against; the root's own lists are searched
+#     for 6.18 headers, source and images when it is made, and 6.18 is
+#     recorded as not checkable ("n/a") with that evidence - or a FAIL once
+#     apt knows 6.18 headers, so that this script is extended then. No 6.18
+#     headers are made up.
+#     A completed root carries ROOT/.wirespeed-dkms-root (its suite and
+#     kernels) and is reused (a root of another suite is refused);
+#     --fresh-root makes a new one. --root-only: stop after this.
 #  2. kernel/usbnet of this working tree (without out/) is copied to
 #     ROOT/usr/src/wirespeed-usbnet-VERSION (VERSION: dkms.conf's
 #     PACKAGE_VERSION), replacing any earlier copy.
@@ -30,7 +57,14 @@
 #     against the stock modules - that is a FAIL, and dkms install --force is
 #     tried for the checks that follow), modinfo -k K usbnet resolves there (depmod
 #     ran), usbnet's vermagic is K, usbnet's undefined symbols carry the
-#     series (napi_gro_receive: NAPI + GRO; dql_completed: BQL), DKMS's
+#     series (napi_gro_receive: NAPI + GRO; dql_completed: BQL - for a
+#     family whose series adds BQL, 6.1 and 6.12; 7.x has BQL in tree and
+#     its series none, so dql_completed is in the stock usbnet too and tells
+#     nothing: there the mark is the RX path - ours imports napi_gro_receive
+#     or gro_receive_skb (7.x's headers make napi_gro_receive an inline over
+#     it) and not netif_rx, the stock usbnet of /lib/modules/K/kernel (read
+#     before dkms install, which archives it) netif_rx and neither; both
+#     recorded), DKMS's
 #     make.log names the source build.sh used; then dkms remove --all leaves
 #     no module under updates/dkms and an empty dkms status.
 #  4. No network: build.sh's cache (ROOT/var/cache/wirespeed) emptied, then
@@ -49,7 +83,8 @@
 # WIRESPEED_TREE=DIR: the working tree whose kernel/usbnet is checked
 # (default: the one this script is in).
 #
-# Prints one line per check ("ok ..." / "FAIL ..." / "pending ..."), writes
+# Prints one line per check ("ok ..." / "FAIL ..." / "pending ..." / "n/a ..."
+# for a family not checkable), writes
 # the JSON summary to JSON (default ./usbnet-dkms.json), and the logs of every
 # command to ROOT-logs/ (with --save-logs DIR, DKMS's make.log of each build
 # is also copied to DIR/make-KERNEL[-offline].log). Exit 0 when every check
@@ -72,11 +107,17 @@
 #      offline_build_s}, offline: {result,
 #      source, module_count, fetched (bool), cache_debs (count)},
 #      stock_probe (pending families only): {result, seconds,
-#      module_count, vermagic, marker}}],
+#      module_count, vermagic, marker}, marker_rule, gro (ours imports
+#      napi_gro_receive or gro_receive_skb) and stock_marker: {file,
+#      napi_gro_receive, gro, dql_completed, netif_rx} (families whose
+#      series adds no BQL, 7.x, only)}],
+#    not_checkable (--suite trixie only): [{family, result:
+#      not-checkable|FAIL, reason, apt: {headers, source, images, lists
+#      (the root's lists: suite and Date of each)}}],
 #    offline_network: {interfaces (in the namespace), connect_refused},
 #    removal: {result, modules_left, dkms_status},
 #    refusal: {kernel, exit_code, message_names_families, result, dkms_says},
-#    checks: [{result: ok|FAIL|pending, what}]}
+#    checks: [{result: ok|FAIL|pending|n/a, what}]}
 set -uo pipefail
 
 usage() {
@@ -88,11 +129,12 @@ die2() { echo "usbnet-dkms-check: $*" >&2; exit 2; }
 die() { echo "usbnet-dkms-check: $*" >&2; exit 1; }
 say() { echo "usbnet-dkms-check: $*" >&2; }
 
-json_out="./usbnet-dkms.json" root="/var/tmp/dkms-root" fresh="" root_only="" save_logs=""
+json_out="./usbnet-dkms.json" root="" fresh="" root_only="" save_logs="" suite=bookworm
 have_json=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--root) [ $# -ge 2 ] || usage; root="$2"; shift 2 ;;
+	--suite) [ $# -ge 2 ] || usage; suite="$2"; shift 2 ;;
 	--fresh-root) fresh=1; shift ;;
 	--root-only) root_only=1; shift ;;
 	--save-logs) [ $# -ge 2 ] || usage; save_logs="$2"; shift 2 ;;
@@ -101,6 +143,44 @@ while [ $# -gt 0 ]; do
 	*) [ -z "$have_json" ] || usage; json_out="$1"; have_json=1; shift ;;
 	esac
 done
+
+# The suite: the root's Debian release, and the kernels checked in it.
+# kernel_keys: KEY=REGEX, the newest headers package apt knows that matches
+# REGEX is installed and recorded as KEY in the root's marker file.
+case "$suite" in
+bookworm)
+	root="${root:-/var/tmp/dkms-root}"
+	suites=(bookworm bookworm-updates bookworm-security)
+	sources=("deb http://deb.debian.org/debian bookworm main"
+		"deb http://deb.debian.org/debian bookworm-updates main"
+		"deb http://deb.debian.org/debian-security bookworm-security main")
+	gcc="gcc-12"
+	include=dkms,make,gcc-12,dwarves,patch,xz-utils,kmod
+	kernel_keys=('k61=^linux-headers-6\.1\.0-[0-9]+-amd64$' 'k612=^linux-headers-6\.12\.[0-9]+\+deb12-amd64$')
+	image_globs=('linux-image*')
+	release="Debian 12" download_mb=600
+	probe_families=()
+	;;
+trixie)
+	root="${root:-/var/tmp/dkms-root-trixie}"
+	suites=(trixie trixie-updates trixie-security trixie-backports)
+	sources=("deb http://deb.debian.org/debian trixie main"
+		"deb http://deb.debian.org/debian trixie-updates main"
+		"deb http://deb.debian.org/debian-security trixie-security main"
+		"deb http://deb.debian.org/debian trixie-backports main")
+	gcc="gcc-14"
+	include=dkms,make,gcc-14,dwarves,patch,xz-utils,zstd,kmod
+	# The tested 7.x releases (dkms.conf's rule): trixie-backports' newest.
+	kernel_keys=('k7x=^linux-headers-7\.[0-3]\.[0-9]+\+deb13-amd64$')
+	# 7.x's image is split: linux-image-R (a metapackage), linux-binary-*-R,
+	# linux-base-R, linux-modules-R. linux-base (no -R) is kernel tooling.
+	image_globs=('linux-image*' 'linux-binary*' 'linux-modules-*' 'linux-base-[0-9]*')
+	release="Debian 13" download_mb=750
+	# Debian serves no 6.18 headers (see the header): recorded, not built.
+	probe_families=(6.18)
+	;;
+*) die2 "--suite $suite: bookworm (6.1, 6.12) or trixie (7.x from trixie-backports)" ;;
+esac
 
 [ "$(id -u)" = 0 ] || die2 "run as root (it makes a chroot, mounts /proc, /dev, /sys into it and runs dkms there)"
 command -v mmdebstrap >/dev/null ||
@@ -208,6 +288,11 @@ say "logs of this run: $rlogs"
 # --- 1. the root -------------------------------------------------------------
 cleanup_mounts # a previous run's leftovers, if it was killed
 root_reused=true create_s=null
+if [ -z "$fresh" ] && [ -f "$marker_file" ]; then
+	made_for="$(sed -n 's/^suite=//p' "$marker_file")"
+	[ "${made_for:-bookworm}" = "$suite" ] ||
+		die2 "$root was made for --suite ${made_for:-bookworm}, not $suite: give another --root /var/tmp/dkms-root* or --fresh-root"
+fi
 if [ -n "$fresh" ] || [ ! -f "$marker_file" ]; then
 	root_reused=false
 	if [ -e "$root" ]; then
@@ -219,23 +304,44 @@ if [ -n "$fresh" ] || [ ! -f "$marker_file" ]; then
 	fi
 	mkdir -p "$root-work"
 	hook="$root-work/pick-kernels.sh"
+	list="$root-work/kernels.list"
+	{
+		for kv in "${kernel_keys[@]}"; do echo "${kv%%=*} ${kv#*=}"; done
+		for f in "${probe_families[@]}"; do echo "probe $f ${f//./\\.}"; done
+	} >"$list"
 	cat >"$hook" <<'EOF'
 #!/bin/sh
-# mmdebstrap customize hook: install the headers of the newest 6.1 and
-# 6.12 amd64 kernels apt knows, and both families' linux-source.
+# mmdebstrap customize hook: sh pick-kernels.sh ROOT LIST. Each line
+# "KEY REGEX" of LIST: install the headers of the newest amd64 kernel apt
+# knows whose headers package matches REGEX, and its X.Y's linux-source.
+# Each line "probe X.Y X\.Y": record what apt knows of X.Y's headers,
+# source and images (a family that is not checked, and why).
 set -eu
-r="$1"
+r="$1" list="$2"
 newest() { chroot "$r" apt-cache search --names-only "$1" | awk '{ print $1 }' | sort -V | tail -n 1; }
-h61="$(newest '^linux-headers-6\.1\.0-[0-9]+-amd64$')"
-h612="$(newest '^linux-headers-6\.12\.[0-9]+\+deb12-amd64$')"
-[ -n "$h61" ] && [ -n "$h612" ] || { echo "pick-kernels: apt knows no 6.1 or 6.12 headers" >&2; exit 1; }
-# Debian's 6.12 headers Depend on their kernel image (6.1's do not): a stub
-# package Provides exactly the images the headers name, so that no
-# linux-image package is installed.
+# known PACKAGE: apt has a version of it (apt-cache show exits 0, printing
+# nothing, for a name that other packages only mention).
+known() { chroot "$r" apt-cache show --no-all-versions "$1" 2>/dev/null | grep -q '^Version:'; }
+heads="" srcs="" keys=""
+while read -r key re; do
+	[ "$key" != probe ] || continue
+	h="$(newest "$re")"
+	[ -n "$h" ] || { echo "pick-kernels: apt knows no headers matching $re" >&2; exit 1; }
+	k="${h#linux-headers-}"
+	heads="$heads $h"
+	srcs="$srcs linux-source-$(echo "$k" | sed 's/^\([0-9]*\.[0-9]*\).*/\1/')"
+	keys="$keys $key=$k"
+done <"$list"
+# Debian 12's 6.12 headers Depend on their kernel image (6.1's do not),
+# Debian 13's 7.x headers on a part of their split image (linux-base-R;
+# the others are linux-binary-unsigned-R and linux-modules-R): a stub
+# package Provides exactly what the headers name, so that no image package
+# is installed.
 stubs=""
-for h in "$h61" "$h612"; do
+for h in $heads; do
 	dep="$(chroot "$r" apt-cache show --no-all-versions "$h" | sed -n 's/^Depends: //p' | tr ',' '\n' |
-		sed -n 's/^ *\(linux-image-[^ |]*\) (= \([^)]*\)).*/\1 (= \2)/p' | head -n 1)"
+		sed -n 's/^ *\(linux-\(image\|binary\|binary-unsigned\|base\|modules\)-[0-9][^ |]*\) (= \([^)]*\)).*/\1 (= \3)/p' |
+		sed ':a;N;s/\n/, /;ba')"
 	[ -z "$dep" ] || stubs="${stubs:+$stubs, }$dep"
 done
 if [ -n "$stubs" ]; then
@@ -249,44 +355,73 @@ if [ -n "$stubs" ]; then
 	chroot "$r" dpkg -i /tmp/stub.deb
 	rm -rf "$d" "$r/tmp/stub.deb"
 fi
+# shellcheck disable=SC2086 # package lists
 chroot "$r" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-	"$h61" "$h612" linux-source-6.1 linux-source-6.12
-# The stock modules of both kernels, as a real machine has them (DKMS
+	$heads $srcs
+# The stock modules of each kernel, as a real machine has them (DKMS
 # compares its modules with them), unpacked from the image packages - not
-# installed: only /lib/modules/K of them, then depmod.
-for h in "$h61" "$h612"; do
-	k="${h#linux-headers-}"
+# installed: only /lib/modules/K of them, then depmod. Debian 13's 7.x:
+# linux-modules-K (the modules) and linux-base-K (modules.builtin,
+# modules.order, config); before, all of it is in linux-image-K.
+for kv in $keys; do
+	k="${kv#*=}"
+	pkgs="linux-image-$k"
+	! known "linux-modules-$k" || pkgs="linux-modules-$k linux-base-$k"
 	rm -rf "$r/tmp/img" && mkdir -p "$r/tmp/img"
-	chroot "$r" sh -c "cd /tmp/img && apt-get download -q linux-image-$k" >&2
-	chroot "$r" sh -c "dpkg-deb -x /tmp/img/linux-image-*.deb /tmp/img/x" >&2
+	chroot "$r" sh -c "cd /tmp/img && apt-get download -q $pkgs" >&2
+	chroot "$r" sh -c 'for d in /tmp/img/*.deb; do dpkg-deb -x "$d" /tmp/img/x || exit 1; done' >&2
 	m="$r/tmp/img/x/lib/modules/$k"
 	[ -d "$m" ] || m="$r/tmp/img/x/usr/lib/modules/$k"
-	[ -d "$m/kernel" ] || { echo "pick-kernels: no lib/modules/$k/kernel in linux-image-$k" >&2; exit 1; }
+	[ -d "$m/kernel" ] || { echo "pick-kernels: no lib/modules/$k/kernel in $pkgs" >&2; exit 1; }
 	mkdir -p "$r/lib/modules/$k"
 	cp -a "$m/." "$r/lib/modules/$k/"
 	chroot "$r" depmod "$k" >&2
-	echo "stock_$k=$(chroot "$r" sh -c "dpkg-deb -f /tmp/img/linux-image-*.deb Package Version" | tr '\n' ' ')"
+	echo "stock_$k=$(chroot "$r" sh -c 'for d in /tmp/img/*.deb; do dpkg-deb -f "$d" Package Version; done' | tr '\n' ' ')"
 	rm -rf "$r/tmp/img"
 done >"$r/.wirespeed-dkms-stock"
+# Families not checked: what apt knows of them, from the root's own lists.
+while read -r key xy re; do
+	[ "$key" = probe ] || continue
+	hs="$(chroot "$r" apt-cache search --names-only "^linux-headers-$re\\." | awk '{ print $1 }' | sort -V | tr '\n' ' ')"
+	src=""
+	! known "linux-source-$xy" ||
+		src="$(chroot "$r" apt-cache madison "linux-source-$xy" | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | tr '\n' ' ')"
+	imgs=""
+	for i in $(chroot "$r" apt-cache search --names-only "^linux-image-$re\\.[0-9]+\\+[a-z0-9]+-amd64\$" | awk '{ print $1 }' | sort -V); do
+		c="$(chroot "$r" apt-cache show --no-all-versions "$i")"
+		v="$(echo "$c" | sed -n 's/^Version: //p' | head -n 1)"
+		sp="$(echo "$c" | sed -n 's/^Source: \([^ ]*\).*/\1/p' | head -n 1)"
+		b="$(echo "$c" | sed -n 's/^Depends: //p' | tr ',' '\n' | sed -n 's/^ *\(linux-base-[0-9][^ |]*\) (=.*/\1/p' | head -n 1)"
+		miss=""
+		[ -z "$b" ] || known "$b" || miss="; its $b is not in the archive"
+		imgs="${imgs:+$imgs; }$i $v (source $sp$miss)"
+	done
+	echo "probe_${xy}_headers=$hs"
+	echo "probe_${xy}_source=$src"
+	echo "probe_${xy}_images=$imgs"
+done <"$list" >"$r/.wirespeed-dkms-probes"
+lists=""
+for f in "$r"/var/lib/apt/lists/*_InRelease; do
+	[ -f "$f" ] || continue
+	lists="${lists:+$lists; }$(sed -n 's/^Codename: //p' "$f" | head -n 1) $(sed -n 's/^Date: //p' "$f" | head -n 1)"
+done
 chroot "$r" apt-get clean
 {
-	echo "k61=${h61#linux-headers-}"
-	echo "k612=${h612#linux-headers-}"
+	for kv in $keys; do echo "$kv"; done
 	echo "stub=$stubs"
 	cat "$r/.wirespeed-dkms-stock"
+	cat "$r/.wirespeed-dkms-probes"
+	echo "lists=$lists"
 } >"$r/.wirespeed-dkms-kernels"
-rm -f "$r/.wirespeed-dkms-stock"
+rm -f "$r/.wirespeed-dkms-stock" "$r/.wirespeed-dkms-probes"
 EOF
-	say "making the Debian 12 root $root with mmdebstrap (this downloads ~600 MB)"
+	say "making the $release root $root with mmdebstrap (this downloads ~$download_mb MB)"
 	t0="$(now)"
 	if ! nice -n 10 mmdebstrap --mode=root --variant=minbase \
 		--aptopt='APT::Install-Recommends "false"' \
-		--include=dkms,make,gcc-12,dwarves,patch,xz-utils,kmod \
-		--customize-hook="sh $hook \"\$1\"" \
-		bookworm "$root" \
-		"deb http://deb.debian.org/debian bookworm main" \
-		"deb http://deb.debian.org/debian bookworm-updates main" \
-		"deb http://deb.debian.org/debian-security bookworm-security main" \
+		--include="$include" \
+		--customize-hook="sh $hook \"\$1\" $list" \
+		"${suites[0]}" "$root" "${sources[@]}" \
 		>"$rlogs/mmdebstrap.log" 2>&1; then
 		tail -n 25 "$rlogs/mmdebstrap.log" >&2
 		die "mmdebstrap failed (full log: $rlogs/mmdebstrap.log); rerun to retry"
@@ -294,6 +429,7 @@ EOF
 	create_s="$(since "$t0")"
 	[ -f "$root/.wirespeed-dkms-kernels" ] || die "the root has no .wirespeed-dkms-kernels (the customize hook failed?)"
 	{
+		echo "suite=$suite"
 		cat "$root/.wirespeed-dkms-kernels"
 		echo "made=$(date -u +%FT%TZ)"
 		echo "create_seconds=$create_s"
@@ -303,39 +439,54 @@ EOF
 else
 	say "reusing the root $root (made $(sed -n 's/^made=//p' "$marker_file"); --fresh-root for a new one)"
 fi
-k61="$(sed -n 's/^k61=//p' "$marker_file")"
-k612="$(sed -n 's/^k612=//p' "$marker_file")"
+kernels=()
+for kv in "${kernel_keys[@]}"; do
+	kernels+=("$(sed -n "s/^${kv%%=*}=//p" "$marker_file")")
+done
 [ "$root_reused" = false ] || create_s="$(sed -n 's/^create_seconds=//p' "$marker_file")"
 tool="$(sed -n 's/^tool=//p' "$marker_file")"
 stub="$(sed -n 's/^stub=//p' "$marker_file")"
 stock="$(sed -n 's/^stock_[^=]*=//p' "$marker_file" | sed 's/ *$//' | paste -sd, -)"
-if [ -z "$k61" ] || [ -z "$k612" ]; then
-	die "$marker_file names no kernels; rerun with --fresh-root"
-fi
+for k in "${kernels[@]}"; do
+	[ -n "$k" ] || die "$marker_file names no kernels; rerun with --fresh-root"
+done
 
 mount_root
 # shellcheck disable=SC2016 # dpkg-query's own \${...}
 dpkgv() { in_root dpkg-query -W -f='${Version}' "$1" 2>/dev/null; }
 # shellcheck disable=SC2016
-images="$(in_root dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 'linux-image*' 2>/dev/null | grep -c '^ii' || true)"
-[ "$images" = 0 ]; okif $? "the root has no kernel image installed (dpkg -l 'linux-image*': $images installed)"
-for k in "$k61" "$k612"; do
+images="$(in_root dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "${image_globs[@]}" 2>/dev/null | grep -c '^ii' || true)"
+[ "$images" = 0 ]; okif $? "the root has no kernel image installed (dpkg -l $(printf "'%s' " "${image_globs[@]}" | sed 's/ $//'): $images installed)"
+xy_of() { [[ "$1" =~ ^([0-9]+\.[0-9]+) ]] && echo "${BASH_REMATCH[1]}"; } # KERNEL -> X.Y (its linux-source-X.Y)
+srcs=()
+for k in "${kernels[@]}"; do
 	in_root test -f "/lib/modules/$k/build/Makefile"
 	okif $? "headers of $k installed (/lib/modules/$k/build -> $(readlink "$root/lib/modules/$k/build"))"
+	srcs+=("$(xy_of "$k")")
 done
-for f in 6.1 6.12; do
+for f in "${srcs[@]}"; do
 	[ -f "$root/usr/src/linux-source-$f.tar.xz" ]
 	okif $? "linux-source-$f $(dpkgv "linux-source-$f") installed (/usr/src/linux-source-$f.tar.xz)"
 done
 dkms_version="$(dpkgv dkms)"
-gcc_version="$(in_root gcc-12 -dumpfullversion 2>/dev/null)"
+gcc_version="$(in_root "$gcc" -dumpfullversion 2>/dev/null)"
+case "$suite" in
+bookworm)
+	k61="${kernels[0]}" k612="${kernels[1]}"
+	pkgs=(dkms gcc-12 dwarves kmod patch make "linux-headers-$k61" "linux-headers-$k612"
+		linux-source-6.1 linux-source-6.12 linux-compiler-gcc-12-x86 linux-kbuild-6.1
+		"linux-kbuild-${k612%-amd64}") ;;
+trixie)
+	k7x="${kernels[0]}"
+	pkgs=(dkms gcc-14 gcc-14-for-host dwarves kmod patch make zstd "linux-headers-$k7x"
+		"linux-headers-${k7x%-amd64}-common" "linux-source-$(xy_of "$k7x")" "linux-kbuild-${k7x%-amd64}"
+		wirespeed-dkms-check-no-image) ;;
+esac
 pkgs_json=""
-for p in dkms gcc-12 dwarves kmod patch make "linux-headers-$k61" "linux-headers-$k612" \
-	linux-source-6.1 linux-source-6.12 linux-compiler-gcc-12-x86 linux-kbuild-6.1 \
-	"linux-kbuild-${k612%-amd64}"; do
+for p in "${pkgs[@]}"; do
 	pkgs_json+="${pkgs_json:+,}$(json "$p"):$(json "$(dpkgv "$p")")"
 done
-[ -z "$root_only" ] || { say "root ready: $root (kernels $k61, $k612)"; exit "$failed"; }
+[ -z "$root_only" ] || { say "root ready: $root (kernels $(printf '%s, ' "${kernels[@]}" | sed 's/, $//'))"; exit "$failed"; }
 
 # --- 2. the package ----------------------------------------------------------
 dest="$root/usr/src/$pkgname-$version"
@@ -350,7 +501,16 @@ tree_commit="$(git -C "$tree_dir" rev-parse HEAD 2>/dev/null || echo unknown)"
 tree_dirty=false
 [ -z "$(git -C "$tree_dir" status --porcelain -- kernel/usbnet 2>/dev/null)" ] || tree_dirty=true
 
-family_of() { case "$1" in 6.1.*) echo 6.1 ;; 6.12.*) echo 6.12 ;; esac; }
+family_of() { case "$1" in 6.1.*) echo 6.1 ;; 6.12.*) echo 6.12 ;; 6.18.*) echo 6.18 ;; 7.*) echo 7.x ;; esac; }
+# bql_in_series FAMILY: 0 when patches/FAMILY adds BQL (6.1, 6.12, 6.18);
+# 7.x's stock usbnet has BQL in tree (since 6.19) and its series none.
+bql_in_series() { compgen -G "$pkgdir/patches/$1/*-add-byte-queue-limits.patch" >/dev/null; }
+# stock_usbnet KERNEL: the stock usbnet.ko* unpacked into the root (root path).
+stock_usbnet() {
+	local m
+	m="$(find "$root/lib/modules/$1/kernel/drivers/net/usb" -maxdepth 1 -name 'usbnet.ko*' -type f 2>/dev/null | head -n 1)"
+	echo "${m#"$root"}"
+}
 npatches() { # FAMILY -> patches build.sh applies
 	local n=0 p
 	for p in "$pkgdir/patches/$1"/*.patch; do
@@ -378,8 +538,7 @@ source_of_log() { # make.log -> the source build.sh says it built from
 }
 
 declare -A plain refused mode t_force applied
-declare -A fam res src cnt vmagic m_napi m_dql m_netif modfile t_build t_install t_off off_res off_src off_cnt off_fetched off_debs probe
-kernels=("$k61" "$k612")
+declare -A fam res src cnt vmagic m_napi m_dql m_netif m_gro modfile s_napi s_dql s_netif s_gro s_file t_build t_install t_off off_res off_src off_cnt off_fetched off_debs probe
 active=()
 for k in "${kernels[@]}"; do
 	fam[$k]="$(family_of "$k")"
@@ -390,7 +549,42 @@ for k in "${kernels[@]}"; do
 	fi
 done
 
+# Families this suite cannot check: what apt knew of them when the root was
+# made (its own lists), and why.
+nc_json=""
+for f in "${probe_families[@]}"; do
+	hs="$(sed -n "s/^probe_${f}_headers=//p" "$marker_file" | sed 's/ *$//')"
+	sv="$(sed -n "s/^probe_${f}_source=//p" "$marker_file" | sed 's/ *$//')"
+	im="$(sed -n "s/^probe_${f}_images=//p" "$marker_file")"
+	lists="$(sed -n 's/^lists=//p' "$marker_file")"
+	if [ -z "$hs" ]; then
+		r="Debian's archive serves no linux-headers-$f.* for amd64 (${suites[*]}; lists of $lists), and DKMS builds only against the headers of the kernel it builds for; linux-source-$f: ${sv:-none}."
+		[ -z "$im" ] || r+=" apt knows only signed images: $im."
+		r+=" No $f headers are made up here: the $f series is checked against whole kernel.org trees with kernel/usbnet/check-tree.sh instead"
+		check n/a "$f: not checkable in a $release root: $r"
+		nr="not-checkable"
+	else
+		r="apt now knows $hs: this script still records $f as not checkable; check it like the other kernels"
+		check FAIL "$f: $r"
+		nr=FAIL
+	fi
+	nc_json+="${nc_json:+,}{\"family\":$(json "$f"),\"result\":$(json "$nr"),\"reason\":$(json "$r"),\"apt\":{\"headers\":$(json "$hs"),\"source\":$(json "$sv"),\"images\":$(json "$im"),\"lists\":$(json "$lists")}}"
+done
+
 # --- 3. add, build, install, check, remove ----------------------------------
+# A family whose series adds no BQL (7.x): the stock usbnet's symbols, read
+# now - dkms install (3.2) archives the stock modules it replaces.
+for k in "${active[@]}"; do
+	! bql_in_series "${fam[$k]}" || continue
+	s_file[$k]="$(stock_usbnet "$k")"
+	syms="$(undef_syms "${s_file[$k]:-/nonexistent}")"
+	[ -n "$syms" ] || continue
+	s_napi[$k]="$(has_sym "$syms" napi_gro_receive)"
+	s_gro[$k]=false
+	[ "${s_napi[$k]}" = false ] && [ "$(has_sym "$syms" gro_receive_skb)" = false ] || s_gro[$k]=true
+	s_dql[$k]="$(has_sym "$syms" dql_completed)"
+	s_netif[$k]="$(has_sym "$syms" netif_rx)"
+done
 in_root dkms add "$pkgname/$version" >"$rlogs/add.log" 2>&1
 okif $? "dkms add $pkgname/$version"
 for k in "${active[@]}"; do
@@ -400,7 +594,9 @@ for k in "${active[@]}"; do
 	rc=$?
 	t_build[$k]="$(since "$t0")"
 	[ -z "$save_logs" ] || { mkdir -p "$save_logs" && cp "$(modlog "$k")" "$save_logs/make-$k.log" 2>/dev/null; }
-	cp "$(modlog "$k")" "$rlogs/make-$k.log" 2>/dev/null
+	# DKMS 3.2 keeps a failed build's make.log in build/, not under K/.
+	cp "$(modlog "$k")" "$rlogs/make-$k.log" 2>/dev/null ||
+		cp "$root/var/lib/dkms/$pkgname/$version/build/make.log" "$rlogs/make-$k.log" 2>/dev/null
 	if [ $rc != 0 ]; then
 		res[$k]=FAIL
 		check FAIL "dkms build -k $k (exit $rc after ${t_build[$k]}s; $rlogs/build-$k.log)"
@@ -452,9 +648,22 @@ for k in "${active[@]}"; do
 	m_napi[$k]="$(has_sym "$syms" napi_gro_receive)"
 	m_dql[$k]="$(has_sym "$syms" dql_completed)"
 	m_netif[$k]="$(has_sym "$syms" netif_rx)"
-	[ "${m_napi[$k]}" = true ] && [ "${m_dql[$k]}" = true ] || res[$k]=FAIL
-	[ "${m_napi[$k]}" = true ] && [ "${m_dql[$k]}" = true ]
-	okif $? "usbnet of $k carries the series (undefined symbols: napi_gro_receive ${m_napi[$k]}, dql_completed ${m_dql[$k]}, netif_rx ${m_netif[$k]})"
+	if bql_in_series "$f"; then
+		[ "${m_napi[$k]}" = true ] && [ "${m_dql[$k]}" = true ] || res[$k]=FAIL
+		[ "${m_napi[$k]}" = true ] && [ "${m_dql[$k]}" = true ]
+		okif $? "usbnet of $k carries the series (undefined symbols: napi_gro_receive ${m_napi[$k]}, dql_completed ${m_dql[$k]}, netif_rx ${m_netif[$k]})"
+		continue
+	fi
+	# BQL is in the stock usbnet too: dql_completed tells nothing here.
+	# The series' mark is its RX path: GRO (7.x's netdevice.h makes
+	# napi_gro_receive an inline over gro_receive_skb) instead of stock's
+	# netif_rx. The
+	# stock module's symbols were read before dkms install archived it.
+	m_gro[$k]=false
+	[ "${m_napi[$k]}" = false ] && [ "$(has_sym "$syms" gro_receive_skb)" = false ] || m_gro[$k]=true
+	{ [ "${m_gro[$k]}" = true ] && [ "${m_netif[$k]}" = false ] && [ "${s_gro[$k]:-}" = false ] && [ "${s_netif[$k]:-}" = true ]; } || res[$k]=FAIL
+	[ "${m_gro[$k]}" = true ] && [ "${m_netif[$k]}" = false ] && [ "${s_gro[$k]:-}" = false ] && [ "${s_netif[$k]:-}" = true ]
+	okif $? "usbnet of $k carries the series: RX through GRO, not netif_rx as the stock one (undefined symbols, ours / stock ${s_file[$k]:-missing}: napi_gro_receive or gro_receive_skb ${m_gro[$k]} / ${s_gro[$k]:-?}, netif_rx ${m_netif[$k]} / ${s_netif[$k]:-?}; dql_completed ${m_dql[$k]} / ${s_dql[$k]:-?}: BQL is in tree in $f, not a mark)"
 done
 in_root dkms remove "$pkgname/$version" --all >"$rlogs/remove.log" 2>&1
 rc=$?
@@ -568,6 +777,8 @@ for k in "${kernels[@]}"; do
 	else
 		e+=",\"source\":$(json "${src[$k]:-}"),\"module_count\":$(jnum "${cnt[$k]:-}"),\"vermagic\":$(json "${vmagic[$k]:-}")"
 		e+=",\"marker\":{\"napi_gro_receive\":$(jbool "${m_napi[$k]:-}"),\"dql_completed\":$(jbool "${m_dql[$k]:-}"),\"netif_rx\":$(jbool "${m_netif[$k]:-}")}"
+		bql_in_series "${fam[$k]}" ||
+			e+=",\"marker_rule\":\"ours: napi_gro_receive or gro_receive_skb (napi_gro_receive is an inline over it in 7.x's headers), no netif_rx; stock: netif_rx, neither GRO symbol (BQL in tree: dql_completed in both, not a mark)\",\"gro\":$(jbool "${m_gro[$k]:-}"),\"stock_marker\":{\"file\":$(json "${s_file[$k]:-}"),\"napi_gro_receive\":$(jbool "${s_napi[$k]:-}"),\"gro\":$(jbool "${s_gro[$k]:-}"),\"dql_completed\":$(jbool "${s_dql[$k]:-}"),\"netif_rx\":$(jbool "${s_netif[$k]:-}")}"
 		e+=",\"modinfo_filename\":$(json "${modfile[$k]:-}")"
 		e+=",\"install\":{\"plain_module_count\":$(jnum "${plain[$k]:-}"),\"refused_by_version_check\":$(jnum "${refused[$k]:-}"),\"mode\":$(json "${mode[$k]:-}")}"
 		e+=",\"times\":{\"build_s\":$(jnum "${t_build[$k]:-}"),\"install_s\":$(jnum "${t_install[$k]:-}"),\"install_force_s\":$(jnum "${t_force[$k]:-}"),\"offline_build_s\":$(jnum "${t_off[$k]:-}")}"
@@ -576,6 +787,8 @@ for k in "${kernels[@]}"; do
 	kj+="${kj:+,}$e"
 done
 cj="$(IFS=,; echo "${checks_json[*]}")"
+nc_line=""
+[ -z "$nc_json" ] || nc_line=$'\n "not_checkable": ['"$nc_json"'],'
 out_dir="$(dirname "$json_out")"
 mkdir -p "$out_dir" || die "cannot make $out_dir"
 cat >"$json_out" <<EOF
@@ -587,8 +800,8 @@ cat >"$json_out" <<EOF
  "version": $(json "$version"),
  "tree": {"commit": $(json "$tree_commit"), "dirty": $tree_dirty},
  "host_kernel": $(json "$(uname -r)"),
- "root": {"path": $(json "$root"), "tool": $(json "$tool"), "variant": "minbase", "suites": ["bookworm", "bookworm-updates", "bookworm-security"], "reused": $root_reused, "create_seconds": $(jnum "$create_s"), "size_mb": $(jnum "$size_mb"), "dkms_version": $(json "$dkms_version"), "gcc_version": $(json "$gcc_version"), "linux_image_packages": $(jnum "$images"), "image_stub": $(json "$stub"), "stock_modules": $(json "$stock"), "packages": {$pkgs_json}},
- "kernels": [$kj],
+ "root": {"path": $(json "$root"), "tool": $(json "$tool"), "variant": "minbase", "suites": [$(printf '"%s", ' "${suites[@]}" | sed 's/, $//')], "reused": $root_reused, "create_seconds": $(jnum "$create_s"), "size_mb": $(jnum "$size_mb"), "dkms_version": $(json "$dkms_version"), "gcc_version": $(json "$gcc_version"), "linux_image_packages": $(jnum "$images"), "image_stub": $(json "$stub"), "stock_modules": $(json "$stock"), "packages": {$pkgs_json}},
+ "kernels": [$kj],$nc_line
  "offline_network": {"interfaces": $(json "$ifaces"), "connect_refused": $([ $offline_rc != 0 ] && echo true || echo false)},
  "removal": {"result": $(json "$removal_res"), "modules_left": $left, "dkms_status": $(json "$status")},
  "refusal": {"kernel": $(json "$refuse_kver"), "exit_code": $refuse_rc, "message_names_families": $names, "result": $(json "$refusal_res"), "dkms_says": $(json "$(grep '^Error!' "$rlogs/refusal.log" | head -n 1)")},

@@ -538,7 +538,9 @@ fi
 # (Debian 13's 7.x headers with Debian 12's gcc 12: -fmin-function-alignment).
 if [ ${#makeargs[@]} = 0 ]; then
 	want="$(sed -n 's/^CONFIG_GCC_VERSION=\([0-9]*\)[0-9][0-9][0-9][0-9]$/\1/p' "$kdir/.config" 2>/dev/null | head -n 1)"
-	have="$(gcc -dumpversion 2>/dev/null | cut -d. -f1)"
+	# No plain gcc (Debian 13's dkms only Recommends it; gcc-14 alone) is
+	# "missing" here, not a silent exit 127 under set -e and pipefail.
+	have="$(gcc -dumpversion 2>/dev/null | cut -d. -f1)" || have=""
 	if [ -n "$want" ] && [ "$want" != "$have" ]; then
 		if command -v "gcc-$want" >/dev/null; then
 			makeargs=(CC="gcc-$want")
