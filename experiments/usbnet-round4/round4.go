@@ -1,7 +1,8 @@
 // Package usbnetround4 recomputes docs/results.md's tables of usbnet round
-// 4 (issue 30: the 2026 kernels): the receive capacity of the 7.x series
-// on Debian 13's 7.3.4 against that kernel's own usbnet, from the boots'
-// raw files under data/.
+// 4 (issue 30: the 2026 kernels): the receive capacity and the stress runs
+// of the 7.x series on Debian 13's 7.3.4 and of the 6.18 series on the
+// lab's own 6.18.19, each against that kernel's own usbnet, from the
+// boots' raw files under data/.
 package usbnetround4
 
 import (
@@ -30,7 +31,16 @@ func tables(dir string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"rx-7.3": rx, "stress-7.3": stress}, nil
+	lab618 := filepath.Join(dir, "data", "lab-6.18.19-2026-11-26")
+	rx618, err := rxCapacity(filepath.Join(lab618, "rx"))
+	if err != nil {
+		return nil, err
+	}
+	stress618, err := stressRuns(filepath.Join(lab618, "stress"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"rx-7.3": rx, "stress-7.3": stress, "rx-6.18": rx618, "stress-6.18": stress618}, nil
 }
 
 // minCPUWindow: a boot's CPU figure needs bench's load window (where its
