@@ -10,6 +10,11 @@
 #   ARCHS=amd64 ...                                   # skip arm64
 #   MODULES_OUT=DIR ...     then all 28 modules on usbnet at the last patch,
 #                           into DIR/7.3.4+deb13-ARCH/ (as build.sh's out/)
+#   LAB_BUS=1 MODULES_OUT=DIR ...  also the lab's rate-capped dummy_hcd.ko
+#                           (../lab/7.x/dummy_hcd-rate-cap.patch, as build.sh
+#                           --lab-bus) into DIR/7.3.4+deb13-ARCH/ and, alone,
+#                           into DIR/stock-lab-7.3.4+deb13-ARCH/ (the stock
+#                           side: the guest's own usbnet with that bus)
 #
 # The base is Debian's linux-source-7.3 (BASE_VER, 7.3.4 stable), the
 # newest tree Debian carries; the modules are built against Debian's
@@ -220,6 +225,35 @@ if [ -f "$cover" ]; then
 	case "$cp" in "0 errors, 0 warnings, 0 checks"*) ;; *) fail=1 ;; esac
 	echo "cover letter: checkpatch --strict: $cp"
 fi
+# The lab's dummy_hcd with a bus of a fixed rate (lab only, never
+# installed), from the base tree's dummy_hcd.c: ARCH KDIR OURS_DIR.
+lab_bus() {
+	local a="$1" k="$2" o="$3" b="$work/labbus-$1" args=()
+	local f="drivers/usb/gadget/udc/dummy_hcd.c"
+	if [ ! -f "$src/$f" ]; then
+		say "extracting $f from $base_pkg"
+		dpkg-deb --fsys-tarfile "$(fetch "$base_pkg" "$base_ver")" | tar -xO "./usr/src/$base_pkg.tar.xz" | xz -dc |
+			tar -x -C "$src" --strip-components=1 "$base_pkg/$f"
+	fi
+	rm -rf "$b" && mkdir -p "$b/drivers/usb/gadget/udc"
+	cp "$src/$f" "$b/$f"
+	patch -d "$b" -p1 -s --batch --forward --no-backup-if-mismatch <"$here/../lab/7.x/dummy_hcd-rate-cap.patch" ||
+		{ echo "lab bus: ../lab/7.x/dummy_hcd-rate-cap.patch does not apply to $base_pkg $base_ver"; return 1; }
+	echo "obj-m := dummy_hcd.o" >"$b/drivers/usb/gadget/udc/Kbuild"
+	[ "$a" = amd64 ] || args=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+	if ! in_root nice -n 10 make -C "$k" M="$b/drivers/usb/gadget/udc" "${args[@]}" modules >"$b.log" 2>&1 ||
+		grep -qiE 'warning|error' "$b.log"; then
+		echo "lab bus: dummy_hcd $a build FAILED or warned ($b.log)"
+		return 1
+	fi
+	cp "$b/drivers/usb/gadget/udc/dummy_hcd.ko" "$o/"
+	mkdir -p "$MODULES_OUT/stock-lab-$hdr_abi-$a"
+	cp "$b/drivers/usb/gadget/udc/dummy_hcd.ko" "$MODULES_OUT/stock-lab-$hdr_abi-$a/"
+	echo "$base_pkg $base_ver dummy_hcd.c + lab/7.x/dummy_hcd-rate-cap.patch (lab only); usbnet and its drivers: the guest's own" \
+		>"$MODULES_OUT/stock-lab-$hdr_abi-$a/SOURCE"
+	echo "lab bus: rate-capped dummy_hcd for $hdr_abi-$a in $o and $MODULES_OUT/stock-lab-$hdr_abi-$a"
+}
+
 # 7. On request, all modules on usbnet at the last patch (what build.sh
 # builds for 6.x kernels), into $MODULES_OUT/$hdr_abi-ARCH/.
 if [ -n "${MODULES_OUT:-}" ] && [ "$fail" = 0 ]; then
@@ -242,6 +276,7 @@ if [ -n "${MODULES_OUT:-}" ] && [ "$fail" = 0 ]; then
 			for m in $modules; do cp "$b/drivers/net/usb/$m.ko" "$o/"; done
 			echo "$base_pkg $base_ver + $(basename "$series") (${#patches[@]} patches), checked by check.sh" >"$o/SOURCE"
 			echo "modules: $(echo $modules | wc -w) for $hdr_abi-$a in $o"
+			[ -z "${LAB_BUS:-}" ] || lab_bus "$a" "$k" "$o" || fail=1
 		else
 			echo "modules: $a build FAILED or warned ($b.log)"
 			fail=1
