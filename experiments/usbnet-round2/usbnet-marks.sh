@@ -11,7 +11,9 @@
 # SPEED (default super), PARTS (default "bql rx") and TIMEOUT (per boot,
 # default 8m) can be changed. KVER (default 6.12.117+deb12-amd64; Debian 12's
 # default kernel is 6.1.0-N-amd64) is the guest kernel the lab boots, and
-# names the default module directories. Before each run the host's top
+# names the default module directories; KERNEL_ARGS replaces
+# `--kernel-version KVER` for a kernel the lab does not fetch (the lab's own
+# 6.18: KERNEL_ARGS='--kernel BZIMAGE --modules MODS'). Before each run the host's top
 # CPU users go to NAME/host-top.txt. Tables: experiments/usbnet-round2 (Go).
 set -u
 out=${1:?usage: usbnet-marks.sh OUT_DIR [REPS]}
@@ -20,6 +22,7 @@ ws=${WIRESPEED:-./wirespeed}
 kver=${KVER:-6.12.117+deb12-amd64}
 stock=${STOCK_MODS:-kernel/usbnet/out/stock-lab-$kver}
 ours=${OURS_MODS:-kernel/usbnet/out/$kver}
+kargs=${KERNEL_ARGS:---kernel-version $kver}
 accel=${ACCEL:-tcg-icount}
 speed=${SPEED:-super}
 rate=${RATE:-100}
@@ -33,7 +36,8 @@ run() { # NAME MODS ARGS...
 	{ date -u +%FT%TZ; uptime; ps -eo pcpu,pid,comm --sort=-pcpu | head -n 8; } > "$out/$name/host-top.txt"
 	echo "== $name: wirespeed lab vm $* --modules-dir $mods" | tee -a "$out/runs.txt"
 	start=$(date +%s)
-	if "$ws" lab vm "$@" --kernel-version "$kver" --accel "$accel" --timeout "${TIMEOUT:-8m}" --modules-dir "$mods" --out "$out/$name" > "$out/$name.txt" 2>&1; then
+	# shellcheck disable=SC2086 # KERNEL_ARGS is a list of flags
+	if "$ws" lab vm "$@" $kargs --accel "$accel" --timeout "${TIMEOUT:-8m}" --modules-dir "$mods" --out "$out/$name" > "$out/$name.txt" 2>&1; then
 		echo "   ok in $(($(date +%s) - start)) s" | tee -a "$out/runs.txt"
 	else
 		echo "   FAILED: $(tail -n 1 "$out/$name.txt")" | tee -a "$out/runs.txt"
