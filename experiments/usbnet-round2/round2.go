@@ -418,3 +418,10 @@ func IdlePcts(dir string) ([]float64, error) {
 	}
 	return out, nil
 }
+
+// LimitSamples is a boot's BQL limit samples (queue-samples.txt), for a
+// stock side that has BQL of its own (7.x).
+func LimitSamples(run string) ([]float64, error) {
+	limit, _, _, err := queueSamples(run)
+	return limit, err
+}

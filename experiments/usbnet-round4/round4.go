@@ -40,7 +40,65 @@ func tables(dir string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"rx-7.3": rx, "stress-7.3": stress, "rx-6.18": rx618, "stress-6.18": stress618}, nil
+	out := map[string]string{"rx-7.3": rx, "stress-7.3": stress, "rx-6.18": rx618, "stress-6.18": stress618}
+	bql := filepath.Join(dir, "data", "bql-2026-11-26")
+	for _, k := range []string{"6.18", "7.3"} {
+		if out["bql-"+k], err = bqlMark(filepath.Join(bql, k)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// bqlMark is the BQL scenario's table of one kernel: every pair the runs
+// made, the ones round 2's rules drop (V1: a boot failed or its bench
+// results are incomplete) said so, and the BQL limit of both sides (7.x's
+// stock usbnet has BQL of its own; 6.18's reads 0).
+func bqlMark(dir string) (string, error) {
+	pairs, err := r2.BQLPairs(dir)
+	if err != nil {
+		return "", err
+	}
+	reps, err := r2.Reps(dir, "bql-stock")
+	if err != nil {
+		return "", err
+	}
+	valid := map[int]r2.BQLPair{}
+	for _, p := range pairs {
+		valid[p.Pair] = p
+	}
+	var rows [][]string
+	var ex, tp []float64
+	for _, i := range reps {
+		p, ok := valid[i]
+		if !ok {
+			rows = append(rows, []string{strconv.Itoa(i), "-", "-", "-", "-", "-", "-", "-", "not counted (V1: a boot failed or its bench is incomplete)"})
+			continue
+		}
+		stockLim, err := r2.LimitSamples(filepath.Join(dir, fmt.Sprintf("bql-stock-%d", i)))
+		if err != nil {
+			return "", err
+		}
+		ex, tp = append(ex, p.ExcessRatio), append(tp, p.TPRatio)
+		rows = append(rows, []string{strconv.Itoa(i), r2.F(p.StockMbit, 1), r2.F(p.OursMbit, 1),
+			fmt.Sprintf("%.2f -> %.2f", p.StockLoad-p.StockIdle, p.OursLoad-p.OursIdle),
+			r2.F(p.ExcessRatio, 3), r2.F(p.TPRatio, 3), nonzeroRange(stockLim), r2.LimitRange(p.Limit), "counted"})
+	}
+	rows = append(rows, []string{"median", "", "", "", r2.F(r2.Median(ex), 3), r2.F(r2.Median(tp), 3), "", "",
+		fmt.Sprintf("%d of %d pairs", len(ex), len(reps))})
+	return r2.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "excess stock -> ours ms", "excess ours/stock",
+		"throughput ours/stock", "stock BQL limit", "ours BQL limit", "pair"}, rows), nil
+}
+
+// nonzeroRange is LimitRange, or "none" when a side never set a limit
+// (a usbnet without BQL leaves the files at 0).
+func nonzeroRange(limit []float64) string {
+	for _, v := range limit {
+		if v != 0 {
+			return r2.LimitRange(limit)
+		}
+	}
+	return "none (0)"
 }
 
 // minCPUWindow: a boot's CPU figure needs bench's load window (where its
