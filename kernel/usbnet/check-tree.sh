@@ -36,7 +36,7 @@ done
 case " $archs " in *" arm64 "*) command -v aarch64-linux-gnu-gcc >/dev/null ||
 	die "aarch64-linux-gnu-gcc is missing (apt-get install gcc-aarch64-linux-gnu, or ARCHS=x86_64)" ;; esac
 if [ "$(id -u)" = 0 ]; then cache=/var/cache/wirespeed; else cache="${XDG_CACHE_HOME:-$HOME/.cache}/wirespeed"; fi
-ver="$(make -s -C "$ksrc" kernelversion 2>/dev/null)" || die "$ksrc: make kernelversion failed"
+ver="$(make -s --no-print-directory -C "$ksrc" kernelversion 2>/dev/null)" || die "$ksrc: make kernelversion failed"
 work="${WORK:-$cache/check-tree/$ver}"
 mkdir -p "$work"
 
