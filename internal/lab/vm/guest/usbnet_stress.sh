@@ -1,3 +1,7 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=sh
+# Run inside stress.sh (stress.go); the guest gets what follows the empty line.
+
 # usbnet stress: the guest side of 'wirespeed lab vm usbnet-stress' (busybox
 # sh, after /ws/lib.sh; the scenario sets N, STEPS and SYSTEM_SUSPEND), on
 # the dummy_hcd + NCM gadget loop: N cycles, each under iperf3 traffic in
