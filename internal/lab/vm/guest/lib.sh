@@ -11,19 +11,19 @@ ws() { echo "@MARKER@ $* t=$(cut -d' ' -f1 /proc/uptime)"; }
 ws_send() {
   dmesg > /results/dmesg.txt 2>&1
   cat /proc/interrupts > /results/interrupts-end.txt
-  stty -F $WS_TTY raw -echo 2>/dev/null
+  stty -F "$WS_TTY" raw -echo 2>/dev/null
   for f in /results/*; do
     [ -f "$f" ] || continue
     n=${f##*/}
     s=$(sha256sum < "$f"); s=${s%% *}
-    { echo "@MARKER@-FILE $n $(wc -c < "$f") $s"; gzip -c "$f" | base64; echo "@MARKER@-EOF $n"; } > $WS_TTY
+    { echo "@MARKER@-FILE $n $(wc -c < "$f") $s"; gzip -c "$f" | base64; echo "@MARKER@-EOF $n"; } > "$WS_TTY"
   done
-  echo "@MARKER@-DONE" > $WS_TTY
+  echo "@MARKER@-DONE" > "$WS_TTY"
 }
 finish() {
   if [ -n "$WS_OBS" ]; then
-    kill -TERM $WS_OBS 2>/dev/null
-    wait $WS_OBS 2>/dev/null
+    kill -TERM "$WS_OBS" 2>/dev/null
+    wait "$WS_OBS" 2>/dev/null
     WS_OBS=
   fi
   [ "$1" = 0 ] && ws_doctor
@@ -43,20 +43,20 @@ ws_doctor() {
   [ -n "$dev" ] && [ -z "$DUT_NS" ] || return 0
   ws stage doctor
   /usr/bin/wirespeed inspect --save /results/inspect.tar.gz > /dev/null 2> /results/doctor.err
-  /usr/bin/wirespeed doctor --json $dev > /results/doctor.json 2>> /results/doctor.err
+  /usr/bin/wirespeed doctor --json "$dev" > /results/doctor.json 2>> /results/doctor.err
   for r in /results/bench-receive.json /results/bench-send.json; do
     [ -f $r ] || continue
     /usr/bin/wirespeed doctor --json --result $r > /results/doctor-result.json 2>> /results/doctor.err
     break
   done
 }
-ws_driver_of() { d=$(readlink /sys/class/net/$1/device/driver 2>/dev/null); echo "${d##*/}"; }
+ws_driver_of() { d=$(readlink "/sys/class/net/$1/device/driver" 2>/dev/null); echo "${d##*/}"; }
 ws_wait_driver() {
   i=0
   while [ $i -lt $(($2 * 10)) ]; do
     for n in /sys/class/net/*; do
       n=${n##*/}
-      [ "$(ws_driver_of $n)" = "$1" ] && { echo "$n"; return 0; }
+      [ "$(ws_driver_of "$n")" = "$1" ] && { echo "$n"; return 0; }
     done
     usleep 100000; i=$((i + 1))
   done
@@ -64,8 +64,8 @@ ws_wait_driver() {
 }
 ws_wait_ping() {
   i=0
-  while [ $i -lt $2 ]; do
-    ping -c 1 -W 1 $1 > /dev/null 2>&1 && return 0
+  while [ $i -lt "$2" ]; do
+    ping -c 1 -W 1 "$1" > /dev/null 2>&1 && return 0
     i=$((i + 1))
   done
   return 1
@@ -74,12 +74,12 @@ ws_counters() {
   dev=$(grep '^dut_if=' /results/facts.txt | cut -d= -f2)
   [ -n "$dev" ] || return
   for c in rx_bytes tx_bytes rx_packets tx_packets rx_dropped tx_dropped rx_errors tx_errors; do
-    if [ -n "$DUT_NS" ]; then v=$(/sbin/ip netns exec $DUT_NS cat /sys/class/net/$dev/statistics/$c); else v=$(cat /sys/class/net/$dev/statistics/$c); fi
+    if [ -n "$DUT_NS" ]; then v=$(/sbin/ip netns exec "$DUT_NS" cat "/sys/class/net/$dev/statistics/$c"); else v=$(cat "/sys/class/net/$dev/statistics/$c"); fi
     echo "$1.$c=$v"
   done >> /results/facts.txt
-  cp /proc/softirqs /results/softirqs-$1.txt
-  cp /proc/interrupts /results/interrupts-$1.txt
-  cat /proc/net/softnet_stat > /results/softnet-$1.txt
+  cp /proc/softirqs "/results/softirqs-$1.txt"
+  cp /proc/interrupts "/results/interrupts-$1.txt"
+  cat /proc/net/softnet_stat > "/results/softnet-$1.txt"
 }
 # observe attaches eBPF programs to its tracepoints when a bench starts
 # and detaches them when it ends. Registering the first probe of a

@@ -4,6 +4,7 @@
 # (@USBNET_STRESS@) in a subshell with N=@N@ cycles of STEPS=@STEPS@, so
 # that its failure ends in the scenario's fail (the run fails, with the
 # reason) and not in an exit.
+# shellcheck disable=SC2034 # N, STEPS and SYSTEM_SUSPEND are usbnet_stress.sh's
 
 ws stage stress
 ( N=@N@; STEPS="@STEPS@"; SYSTEM_SUSPEND=0

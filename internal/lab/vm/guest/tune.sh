@@ -5,18 +5,18 @@
 # quoted 'wirespeed tune apply ...' command of --tune.
 
 ws_rps() {
-  for f in /sys/class/net/$1/queues/rx-*/rps_cpus /sys/class/net/$1/queues/rx-*/rps_flow_cnt; do echo "$f=$(cat $f)"; done
+  for f in /sys/class/net/"$1"/queues/rx-*/rps_cpus /sys/class/net/"$1"/queues/rx-*/rps_flow_cnt; do echo "$f=$(cat "$f")"; done
   echo "net.core.rps_sock_flow_entries=$(cat /proc/sys/net/core/rps_sock_flow_entries)"
-  echo "address=$(cat /sys/class/net/$1/address)"
+  echo "address=$(cat "/sys/class/net/$1/address")"
 }
 # ws_replug deauthorizes the USB device under $DIF and authorizes it again,
 # then waits for cdc_ether's new device (into DIF).
 ws_replug() {
-  U=$(readlink -f /sys/class/net/$DIF/device); U=${U%/*}
-  [ -f $U/authorized ] || { ws note "no authorized file above $DIF"; return 1; }
-  echo 0 > $U/authorized; sleep 1
-  [ -e /sys/class/net/$DIF ] && ws note "$DIF still there after deauthorizing ${U##*/}"
-  echo 1 > $U/authorized
+  U=$(readlink -f "/sys/class/net/$DIF/device"); U=${U%/*}
+  [ -f "$U/authorized" ] || { ws note "no authorized file above $DIF"; return 1; }
+  echo 0 > "$U/authorized"; sleep 1
+  [ -e "/sys/class/net/$DIF" ] && ws note "$DIF still there after deauthorizing ${U##*/}"
+  echo 1 > "$U/authorized"
   DIF=$(ws_wait_driver cdc_ether 30) || { ws note "no cdc_ether device after re-authorizing ${U##*/}"; return 1; }
   echo "replug_$1=${U##*/} -> $DIF" >> /results/facts.txt
 }

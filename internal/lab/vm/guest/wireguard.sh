@@ -5,18 +5,21 @@
 # by port, so bench's --procs N puts one flow on each; @THREADED@ is the
 # threaded knob's value, quoted ('' leaves the kernel's default);
 # @BENCH@ is benchCalls' lines, run in wga.
+# shellcheck disable=SC2129 # one fact a line, appended where it is learnt
+# shellcheck disable=SC2034 # DUT_NS is lib.sh's ws_counters'
 
 N=@N@ THREADED=@THREADED@
 ws stage wireguard
 A="/sbin/ip -n wga"; B="/sbin/ip -n wgb"
-/sbin/ip netns add wga && /sbin/ip netns add wgb || fail "ip netns add"
+{ /sbin/ip netns add wga && /sbin/ip netns add wgb; } || fail "ip netns add"
 /sbin/ip link add va netns wga type veth peer name vb netns wgb || fail "veth"
 $A link set lo up; $B link set lo up
 $A addr add 198.18.4.1/24 dev va; $B addr add 198.18.4.2/24 dev vb
 $A link set va up; $B link set vb up
 $A addr add 198.19.0.1/32 dev lo; $B addr add 198.19.0.2/32 dev lo
 for ns in wga wgb; do
-  /sbin/ip netns exec $ns sh -c 'for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > $f; done'
+  # shellcheck disable=SC2016 # the inner sh expands $f
+  /sbin/ip netns exec "$ns" sh -c 'for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > $f; done'
 done
 i=0
 while [ $i -lt $N ]; do
@@ -25,8 +28,8 @@ while [ $i -lt $N ]; do
   pa=$(wg pubkey < /tmp/ka$i); pb=$(wg pubkey < /tmp/kb$i)
   $A link add wg$i type wireguard || fail "ip link add wg$i type wireguard"
   $B link add wg$i type wireguard || fail "ip link add wg$i type wireguard"
-  /sbin/ip netns exec wga wg set wg$i listen-port $port private-key /tmp/ka$i peer $pb endpoint 198.18.4.2:$port allowed-ips 198.19.0.2/32 || fail "wg set wg$i (wga)"
-  /sbin/ip netns exec wgb wg set wg$i listen-port $port private-key /tmp/kb$i peer $pa endpoint 198.18.4.1:$port allowed-ips 198.19.0.1/32 || fail "wg set wg$i (wgb)"
+  /sbin/ip netns exec wga wg set "wg$i" listen-port "$port" private-key "/tmp/ka$i" peer "$pb" endpoint "198.18.4.2:$port" allowed-ips 198.19.0.2/32 || fail "wg set wg$i (wga)"
+  /sbin/ip netns exec wgb wg set "wg$i" listen-port "$port" private-key "/tmp/kb$i" peer "$pa" endpoint "198.18.4.1:$port" allowed-ips 198.19.0.1/32 || fail "wg set wg$i (wgb)"
   $A link set wg$i up; $B link set wg$i up
   if [ -n "$THREADED" ]; then
     /sbin/ip netns exec wga sh -c "echo $THREADED > /sys/class/net/wg$i/threaded" || ws note "threaded=$THREADED on wga/wg$i failed"
@@ -47,8 +50,9 @@ echo "dut_if=wg0" >> /results/facts.txt
 echo "dut_driver=wireguard" >> /results/facts.txt
 echo "tunnels=$N" >> /results/facts.txt
 echo "threaded_wgb_wg0=$(/sbin/ip netns exec wgb cat /sys/class/net/wg0/threaded)" >> /results/facts.txt
+# shellcheck disable=SC2009 # busybox's pgrep cannot count
 echo "napi_threads=$(ps | grep -c 'napi/w[g]')" >> /results/facts.txt
-ws_wait_ping_ns() { i=0; while [ $i -lt $3 ]; do /sbin/ip netns exec $1 ping -c 1 -W 1 $2 > /dev/null 2>&1 && return 0; i=$((i + 1)); done; return 1; }
+ws_wait_ping_ns() { i=0; while [ $i -lt "$3" ]; do /sbin/ip netns exec "$1" ping -c 1 -W 1 "$2" > /dev/null 2>&1 && return 0; i=$((i + 1)); done; return 1; }
 ws_wait_ping_ns wga 198.19.0.2 20 || fail "198.19.0.2 does not answer through wg0"
 DUT_NS=wga
 @BENCH@
