@@ -7,7 +7,12 @@
 #                of seed 1 (no NAPI/GRO, NAPI + GRO, threaded NAPI + GRO) in the host lab
 #   make build   the static binary ./wirespeed (CGO off)
 #   make test    unit tests, plus root integration tests when run as root
-#   make check   gofmt + go vet + tests + every fuzz target for FUZZTIME (3s)
+#   make check   gofmt + go vet + lint + bpf-check + tests + every fuzz target
+#                for FUZZTIME (3s)
+#   make lint    staticcheck over the Go packages, shellcheck over every shell
+#                script git tracks (scripts/lint.sh); fails when either is missing
+#   make bpf-check  the committed eBPF objects are what make bpf builds from
+#                bpf/*.c (scripts/bpf-check.sh)
 #   make fuzz    only the fuzz targets (FUZZTIME=30s make fuzz for a longer run)
 #   make cross   static binaries for amd64 and arm64 into dist/
 #   make deb     Debian packages into dist/: wirespeed (amd64, arm64) and
@@ -37,9 +42,11 @@ LDFLAGS  := -s -w -X github.com/wirespeed/wirespeed/internal/cli.Version=$(VERSI
 # ca-certificates: go fetching modules).
 # TEST_PKGS: what the tests add - report's browser and flent tests
 # (chromium, flent, python3-matplotlib), the exporter's integration test
-# (prometheus: the real server scrapes it). docs/packaging.md has the sizes.
+# (prometheus: the real server scrapes it), make lint's shellcheck (its
+# staticcheck comes through go run, see scripts/lint.sh).
+# docs/packaging.md has the sizes.
 SETUP_PKGS := iperf3 ethtool iproute2 iputils-ping bpftool git ca-certificates
-TEST_PKGS := chromium flent python3-matplotlib prometheus
+TEST_PKGS := chromium flent python3-matplotlib prometheus shellcheck
 # LAB_PKGS: the VM lab (qemu..wireguard-tools; qemu-system-arm for its arm64
 # guests; gcc-12 and make build its broken test module), make check's arm64
 # binary run (qemu-user-static: qemu-aarch64-static, called directly, no
@@ -60,7 +67,7 @@ TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
 
-.PHONY: all setup setup-test setup-lab deb deb-test run build test check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update promtool-check self-bench
+.PHONY: all setup setup-test setup-lab deb deb-test run build test check lint bpf-check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update promtool-check self-bench
 
 all: build
 
@@ -118,6 +125,7 @@ test:
 check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting" >&2; exit 1; }
 	$(GO) vet ./...
+	$(MAKE) lint
 	GOARCH=arm64 $(GO) build -o /dev/null ./cmd/wirespeed
 	$(MAKE) check-setup-packages
 	$(MAKE) test
@@ -125,6 +133,10 @@ check:
 	$(MAKE) cross-check
 	$(MAKE) promtool-check
 	@command -v qemu-system-x86_64 >/dev/null || echo "note: the VM lab's tests skipped (no QEMU): sudo make setup-lab installs what they need"
+
+# staticcheck (pinned, through go run) and shellcheck; see scripts/lint.sh
+lint:
+	GO=$(GO) scripts/lint.sh
 
 # every Go fuzz target, FUZZTIME each (scripts/fuzz.sh finds them)
 FUZZTIME ?= 3s
