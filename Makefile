@@ -20,7 +20,7 @@
 #   make deb-test  (root) install, run and remove them in a fresh Debian 12 root
 #   make cross-check  the arm64 binary under qemu-user prints what the amd64
 #                one prints on every snapshot fixture (run by make check)
-#   make bpf     regenerate the committed eBPF objects with Debian's clang
+#   make bpf     regenerate the committed eBPF objects with Debian 12's clang
 #   make promtool-check   promtool checks contrib/prometheus's alert rules and
 #                runs their unit tests (run by make check)
 #   make experiments-check   recompute every table in docs/results.md from the
@@ -53,7 +53,8 @@ TEST_PKGS := chromium flent python3-matplotlib prometheus shellcheck
 # binfmt_misc needed; the arm64 lab lists the guest busybox's applets with
 # it), kernel/usbnet's module build (patch, dwarves; gcc-aarch64-linux-gnu
 # cross-builds it for Debian's arm64 kernels, whose headers use
-# aarch64-linux-gnu-gcc-12), make bpf (clang, llvm, libbpf-dev) and make
+# aarch64-linux-gnu-gcc-12), make bpf and bpf-check (clang, llvm,
+# libbpf-dev; CI's make check runs bpf-check with them) and make
 # observe-overhead (bpftrace). The VM lab's guest kernel is fetched with
 # apt-get download, never installed.
 LAB_PKGS := qemu-system-x86 qemu-system-arm busybox-static kmod xz-utils cpio wireguard-tools gcc-12 make patch dwarves \
@@ -126,6 +127,7 @@ check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting" >&2; exit 1; }
 	$(GO) vet ./...
 	$(MAKE) lint
+	$(MAKE) bpf-check
 	GOARCH=arm64 $(GO) build -o /dev/null ./cmd/wirespeed
 	$(MAKE) check-setup-packages
 	$(MAKE) test
@@ -186,6 +188,12 @@ self-bench: build
 
 bpf:
 	$(GO) generate ./internal/observe/...
+
+# the committed objects against what make bpf builds from bpf/*.c: byte for
+# byte with the clang that built them (Debian 12's), programs and maps with
+# another; notes the skip without clang (fails under CI); scripts/bpf-check.sh
+bpf-check:
+	GO=$(GO) scripts/bpf-check.sh
 
 # the cost of observe against no tracing and bpftrace (docs/results.md)
 observe-overhead: build
