@@ -7,7 +7,12 @@
 #                of seed 1 (no NAPI/GRO, NAPI + GRO, threaded NAPI + GRO) in the host lab
 #   make build   the static binary ./wirespeed (CGO off)
 #   make test    unit tests, plus root integration tests when run as root
-#   make check   gofmt + go vet + tests + every fuzz target for FUZZTIME (3s)
+#   make check   gofmt + go vet + lint + bpf-check + tests + every fuzz target
+#                for FUZZTIME (3s)
+#   make lint    staticcheck over the Go packages, shellcheck over every shell
+#                script git tracks (scripts/lint.sh); fails when either is missing
+#   make bpf-check  the committed eBPF objects are what make bpf builds from
+#                bpf/*.c (scripts/bpf-check.sh)
 #   make fuzz    only the fuzz targets (FUZZTIME=30s make fuzz for a longer run)
 #   make cross   static binaries for amd64 and arm64 into dist/
 #   make deb     Debian packages into dist/: wirespeed (amd64, arm64) and
@@ -15,7 +20,7 @@
 #   make deb-test  (root) install, run and remove them in a fresh Debian 12 root
 #   make cross-check  the arm64 binary under qemu-user prints what the amd64
 #                one prints on every snapshot fixture (run by make check)
-#   make bpf     regenerate the committed eBPF objects with Debian's clang
+#   make bpf     regenerate the committed eBPF objects with Debian 12's clang
 #   make promtool-check   promtool checks contrib/prometheus's alert rules and
 #                runs their unit tests (run by make check)
 #   make experiments-check   recompute every table in docs/results.md from the
@@ -37,16 +42,19 @@ LDFLAGS  := -s -w -X github.com/wirespeed/wirespeed/internal/cli.Version=$(VERSI
 # ca-certificates: go fetching modules).
 # TEST_PKGS: what the tests add - report's browser and flent tests
 # (chromium, flent, python3-matplotlib), the exporter's integration test
-# (prometheus: the real server scrapes it). docs/packaging.md has the sizes.
+# (prometheus: the real server scrapes it), make lint's shellcheck (its
+# staticcheck comes through go run, see scripts/lint.sh).
+# docs/packaging.md has the sizes.
 SETUP_PKGS := iperf3 ethtool iproute2 iputils-ping bpftool git ca-certificates
-TEST_PKGS := chromium flent python3-matplotlib prometheus
+TEST_PKGS := chromium flent python3-matplotlib prometheus shellcheck
 # LAB_PKGS: the VM lab (qemu..wireguard-tools; qemu-system-arm for its arm64
 # guests; gcc-12 and make build its broken test module), make check's arm64
 # binary run (qemu-user-static: qemu-aarch64-static, called directly, no
 # binfmt_misc needed; the arm64 lab lists the guest busybox's applets with
 # it), kernel/usbnet's module build (patch, dwarves; gcc-aarch64-linux-gnu
 # cross-builds it for Debian's arm64 kernels, whose headers use
-# aarch64-linux-gnu-gcc-12), make bpf (clang, llvm, libbpf-dev) and make
+# aarch64-linux-gnu-gcc-12), make bpf and bpf-check (clang, llvm,
+# libbpf-dev; CI's make check runs bpf-check with them) and make
 # observe-overhead (bpftrace). The VM lab's guest kernel is fetched with
 # apt-get download, never installed.
 LAB_PKGS := qemu-system-x86 qemu-system-arm busybox-static kmod xz-utils cpio wireguard-tools gcc-12 make patch dwarves \
@@ -60,7 +68,7 @@ TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
 
-.PHONY: all setup setup-test setup-lab deb deb-test run build test check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update promtool-check self-bench
+.PHONY: all setup setup-test setup-lab deb deb-test run build test check lint bpf-check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update promtool-check self-bench
 
 all: build
 
@@ -118,6 +126,8 @@ test:
 check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting" >&2; exit 1; }
 	$(GO) vet ./...
+	$(MAKE) lint
+	$(MAKE) bpf-check
 	GOARCH=arm64 $(GO) build -o /dev/null ./cmd/wirespeed
 	$(MAKE) check-setup-packages
 	$(MAKE) test
@@ -125,6 +135,10 @@ check:
 	$(MAKE) cross-check
 	$(MAKE) promtool-check
 	@command -v qemu-system-x86_64 >/dev/null || echo "note: the VM lab's tests skipped (no QEMU): sudo make setup-lab installs what they need"
+
+# staticcheck (pinned, through go run) and shellcheck; see scripts/lint.sh
+lint:
+	GO=$(GO) scripts/lint.sh
 
 # every Go fuzz target, FUZZTIME each (scripts/fuzz.sh finds them)
 FUZZTIME ?= 3s
@@ -174,6 +188,12 @@ self-bench: build
 
 bpf:
 	$(GO) generate ./internal/observe/...
+
+# the committed objects against what make bpf builds from bpf/*.c: byte for
+# byte with the clang that built them (Debian 12's), programs and maps with
+# another; notes the skip without clang (fails under CI); scripts/bpf-check.sh
+bpf-check:
+	GO=$(GO) scripts/bpf-check.sh
 
 # the cost of observe against no tracing and bpftrace (docs/results.md)
 observe-overhead: build

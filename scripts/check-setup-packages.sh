@@ -26,21 +26,21 @@ if ! command -v apt-get >/dev/null; then
 	echo "check-setup-packages: no apt-get here (not Debian): simulation skipped" >&2
 	exit $bad
 fi
-flags=${APT_FLAGS:---no-install-recommends}
+read -ra flags <<<"${APT_FLAGS:---no-install-recommends}"
 # -s simulates (no root needed, nothing changes); Debug::NoLocking lets it
 # run while another apt holds the lock; an empty dpkg status makes it plan
 # for a machine with nothing installed, so what this machine already has
 # (a kernel a former setup pulled in, say) cannot hide a package.
 status=$(mktemp)
 trap 'rm -f "$status"' EXIT
-if ! out=$(apt-get -s -o Debug::NoLocking=1 -o Dir::State::status="$status" install $flags "$@" 2>&1); then
+if ! out=$(apt-get -s -o Debug::NoLocking=1 -o Dir::State::status="$status" install "${flags[@]}" "$@" 2>&1); then
 	echo "$out" >&2
 	echo "check-setup-packages: apt-get -s failed (run apt-get update?)" >&2
 	exit 1
 fi
 kernels=$(printf '%s\n' "$out" | awk '$1 == "Inst" && $2 ~ /^linux-image/ {print $2}')
 if [ -n "$kernels" ]; then
-	echo "check-setup-packages: installing the setup packages would install a kernel image:" $kernels >&2
+	echo "check-setup-packages: installing the setup packages would install a kernel image:" "$(echo "$kernels" | xargs)" >&2
 	exit 1
 fi
 n=$(printf '%s\n' "$out" | awk '$1 == "Inst"' | wc -l)

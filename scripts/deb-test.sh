@@ -37,9 +37,10 @@ arch="$(dpkg --print-architecture)"
 shopt -s nullglob
 tool=(dist/wirespeed_*_"$arch".deb)
 dkmsdeb=(dist/wirespeed-usbnet-dkms_*_all.deb)
-[ ${#tool[@]} = 1 ] && [ ${#dkmsdeb[@]} = 1 ] ||
+{ [ ${#tool[@]} = 1 ] && [ ${#dkmsdeb[@]} = 1 ]; } ||
 	die "want one dist/wirespeed_*_$arch.deb and one dist/wirespeed-usbnet-dkms_*_all.deb (make deb): found ${#tool[@]} and ${#dkmsdeb[@]}"
-fixture="$(ls testdata/snapshots/*.tar.gz 2>/dev/null | head -n 1)"
+fixtures=(testdata/snapshots/*.tar.gz)
+fixture="${fixtures[0]:-}"
 [ -n "$fixture" ] || die "no testdata/snapshots/*.tar.gz fixture for doctor --from"
 SETUP_PKGS="${SETUP_PKGS:-}" TEST_PKGS="${TEST_PKGS:-}"
 
@@ -54,12 +55,14 @@ summary="$logs/summary.txt"
 : >"$logs/sizes.log"
 : >"$logs/depmod.log"
 
+# shellcheck disable=SC2317 # run by cleanup, the EXIT trap's (shellcheck 0.9 sees no caller)
 unmount_all() {
 	local m
 	while read -r m; do
 		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || say "could not unmount $m"
 	done < <(awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r)
 }
+# shellcheck disable=SC2317 # run by the EXIT trap below (shellcheck 0.9 sees no caller)
 cleanup() {
 	local rc=$?
 	unmount_all
@@ -139,6 +142,7 @@ size "apt install --no-install-recommends ./$(basename "$d")" --no-install-recom
 # shellcheck disable=SC2086
 [ -z "$TEST_PKGS" ] || size "make setup + setup-test: apt install --no-install-recommends SETUP_PKGS TEST_PKGS (+ $TEST_PKGS)" --no-install-recommends $SETUP_PKGS $TEST_PKGS
 # Measuring installs nothing: the install below starts from none of ours.
+# shellcheck disable=SC2016 # ${db:Status-Status} is dpkg-query's format, not the shell's
 installed() { in_root dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null | grep -qx installed; }
 ! installed wirespeed && ! installed wirespeed-usbnet-dkms
 okif $? "the sizes step installed none of our packages"
@@ -148,7 +152,7 @@ note "package files: $(du -k "${tool[0]}" | cut -f1) KiB $(basename "${tool[0]}"
 newest() { in_root apt-cache search --names-only "$1" | awk '{ print $1 }' | sort -V | tail -n 1; }
 h61="$(newest "^linux-headers-6\\.1\\.0-[0-9]+-$arch\$")"
 h612="$(newest "^linux-headers-6\\.12\\.[0-9]+\\+deb12-$arch\$")"
-[ -n "$h61" ] && [ -n "$h612" ] || die "apt knows no 6.1 or 6.12 headers for $arch"
+{ [ -n "$h61" ] && [ -n "$h612" ]; } || die "apt knows no 6.1 or 6.12 headers for $arch"
 k61="${h61#linux-headers-}" k612="${h612#linux-headers-}"
 note "kernels: $k61 and $k612 (headers only; no image)"
 stubs=""
@@ -163,7 +167,7 @@ if [ -n "$stubs" ]; then
 		"Maintainer: wirespeed <wirespeed@example.org>" "Provides: $stubs" \
 		"Description: stands in for the kernel images the headers depend on" \
 		" Made by scripts/deb-test.sh: the root builds modules, it boots nothing." >"$root/tmp/stub/DEBIAN/control"
-	in_root dpkg-deb --build /tmp/stub /tmp/stub.deb >/dev/null && in_root dpkg -i /tmp/stub.deb >"$logs/stub.log" 2>&1 ||
+	{ in_root dpkg-deb --build /tmp/stub /tmp/stub.deb >/dev/null && in_root dpkg -i /tmp/stub.deb >"$logs/stub.log" 2>&1; } ||
 		die "the image stub did not install ($logs/stub.log)"
 fi
 # Debian packages build.sh already fetched on this machine save the download.
@@ -229,10 +233,10 @@ cmp -s contrib/prometheus/wirespeed.rules.yml "$root/usr/share/wirespeed/prometh
 [ -z "$bad" ]; okif $? "/usr/share/wirespeed: $(cd "$root/usr/share/wirespeed" && find . -type f | sed 's|^\./||' | sort | xargs)${bad:+; missing or different:$bad}"
 # Every installed path the man page's FILES names is there (/var/lib/wirespeed is tune's, made at run time).
 bad=""
-for f in $(sed -n '/^FILES/,/^[A-Z]/{ s/^ \{7\}\(\/[^ ]*\)$/\1/p; }' "$logs/man.txt"); do
+while read -r f; do
 	case "$f" in /var/*) continue ;; esac
 	[ -e "$root$f" ] || bad="$bad $f"
-done
+done < <(sed -n '/^FILES/,/^[A-Z]/{ s/^ \{7\}\(\/[^ ]*\)$/\1/p; }' "$logs/man.txt")
 [ -z "$bad" ]; okif $? "the paths man wirespeed's FILES names are installed${bad:+; missing:$bad}"
 
 out="$(in_root bash -c 'source /usr/share/bash-completion/completions/wirespeed && complete -p wirespeed' 2>&1)"

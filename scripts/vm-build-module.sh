@@ -18,7 +18,8 @@ rel=${KERNEL_RELEASE:-$(for d in "$cache"/kernel/*-"$arch"/ready; do [ -f "$d" ]
 root="$cache/kernel/$rel/root"
 hdr="$root/usr/src/linux-headers-$rel"
 [ -d "$hdr" ] || { echo "no headers for $rel in $cache: run 'wirespeed lab vm boot' once to fetch the kernel" >&2; exit 1; }
-common=$(ls -d "$root"/usr/src/linux-headers-*-common | head -n 1)
+common=
+for d in "$root"/usr/src/linux-headers-*-common; do [ -d "$d" ] && { common=$d; break; }; done
 command -v gcc-12 >/dev/null || { echo "gcc-12 is missing: apt-get install gcc-12 make" >&2; exit 1; }
 # The headers' Makefile includes /usr/src/linux-headers-…-common/Makefile by
 # absolute path; point a copy at the extracted tree instead.

@@ -18,7 +18,7 @@ observe() { # $1: output file
 	ip netns exec $snd taskset -c 0 iperf3 -c 198.18.0.2 -t 30 -P 2 >/dev/null 2>&1 &
 	local load=$!
 	sleep 2
-	ip netns exec $rcv $ws doctor --observe 5s --json ws-rcv >"$1"
+	ip netns exec "$rcv" "$ws" doctor --observe 5s --json ws-rcv >"$1"
 	kill $load 2>/dev/null || true
 	wait $load 2>/dev/null || true
 }

@@ -38,8 +38,8 @@ mkdir -p "$OUT"
 exp=
 scraper=
 cleanup() {
-	[ -n "$scraper" ] && kill "$scraper" 2>/dev/null || true
-	[ -n "$exp" ] && kill -TERM "$exp" 2>/dev/null && wait "$exp" 2>/dev/null || true
+	if [ -n "$scraper" ]; then kill "$scraper" 2>/dev/null || true; fi
+	if [ -n "$exp" ]; then kill -TERM "$exp" 2>/dev/null || true; wait "$exp" 2>/dev/null || true; fi
 	rm -rf "$work"
 }
 trap cleanup EXIT

@@ -21,7 +21,7 @@ if [ "${1:-}" != --inner ]; then
 			[ -r "$f" ] && printf '%s=%s\n' "$f" "$(cat "$f" 2>/dev/null)"
 		done
 		sha256sum /etc/passwd /etc/shadow
-		ls /run/wirespeed; ls /tmp | grep -i 'wirespeed\|^ws-' | grep -v '^ws-hostile-' # others compile in /tmp
+		ls /run/wirespeed; find /tmp -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | grep -i 'wirespeed\|^ws-' | grep -v '^ws-hostile-' # others compile in /tmp
 	}
 	host_values > "$F/host.before"
 	unshare -n -m --propagation private "$0" --inner "$BIN" "$OUT" "$F"
@@ -63,12 +63,15 @@ jq '.runs[].metrics = null | .runs[].throughput = null | .summary = null' "$F/be
 # Snapshots: answers.json null, and one whose tree links out to /etc/shadow.
 mk_snap() { # NAME EDIT-COMMAND
 	local d; d=$(mktemp -d "$F/snap-XXXXXX")
+	# shellcheck disable=SC2046,SC2010 # a snapshot's top-level names are few and plain (answers.json, root)
 	tar -xzf "$SNAP" -C "$d" && (cd "$d" && eval "$2") &&
 		tar -C "$d" -czf "$F/$1" meta.json $(cd "$d" && ls | grep -v '^meta.json$')
 	rm -rf "$d"
 }
 mk_snap null-answers.tar.gz 'echo null > answers.json'
+# shellcheck disable=SC2016 # mk_snap evals these in the snapshot's tree
 mk_snap link-out.tar.gz 'for a in $(find root -path "*/net/*/address"); do rm -f "$a"; ln -s /etc/shadow "$a"; done'
+# shellcheck disable=SC2016 # as above
 mk_snap link-up.tar.gz 'for a in $(find root -path "*/net/*/address"); do rm -f "$a"; ln -s ../../../../../../../../../../../../../../../../etc/shadow "$a"; done'
 cat > "$F/mkj.py" <<'PY'
 # mkj.py FILE KIND DEVICE TARGET VALUE OLD [k=v ...]: a journal of one applied entry
@@ -100,7 +103,7 @@ watched() {
 		tc qdisc show dev $d root
 	done
 	cat /proc/sys/net/core/somaxconn /proc/sys/kernel/hostname /sys/kernel/mm/ksm/pages_to_scan
-	ls "$F" | grep -v '^state-\|^work-\|^acts.json$\|^out-\|^root-'
+	find "$F" -mindepth 1 -maxdepth 1 ! -name '.*' -printf '%f\n' | sort | grep -v '^state-\|^work-\|^acts.json$\|^out-\|^root-'
 }
 mkdir "$F/.w"; watched > "$F/.w/base"; ls -A "$F" > "$F/.w/files"
 
@@ -141,7 +144,7 @@ c() {
 		diff "$F/.w/base" "$F/.w/now" | sed 's/^/  /' >&2
 		for d in d0 d1; do echo 1000 > /sys/class/net/$d/tx_queue_len; echo 0 > /sys/class/net/$d/queues/rx-0/rps_cpus; tc qdisc del dev $d root 2>/dev/null; done
 		echo 4096 > /proc/sys/net/core/somaxconn
-		ls -A "$F" | grep -vxF -f "$F/.w/files" | grep -v '^state-\|^work-\|^out-' | while read -r e; do rm -rf "${F:?}/$e"; done
+		find "$F" -mindepth 1 -maxdepth 1 -printf '%f\n' | grep -vxF -f "$F/.w/files" | grep -v '^state-\|^work-\|^out-' | while read -r e; do rm -rf "${F:?}/$e"; done
 	fi
 	results+=("$(jq -nc --arg args "${argv[*]//$F/@F}" --arg expect "$expect" --arg token "$token" --argjson code "$code" \
 		--arg first "$(printf '%s' "${first//$F/@F}" | cut -c1-400)" --arg class "$class" \
@@ -159,6 +162,7 @@ while IFS='|' read -r kind dev tgt val token; do
 	[ -z "$kind" ] && continue
 	for cmd in status "revert --all" "persist --root @S/root"; do
 		new; journal "$kind" "$dev" "$tgt" "$val" "old-34"; mkdir -p "$S/root"
+		# shellcheck disable=SC2086 # $cmd is a sub-command and its flags, split on purpose
 		c refuse "$token" tune $cmd --state-dir @S
 	done
 	new; actions "$kind" "$dev" "$tgt" "$val"
@@ -273,13 +277,17 @@ for cmd in show "compare @F/bench.json" "report -o @S/r.html" "doctor --from $SN
 		report*/broken.json) e=ok t="no throughput" ;;         # the page names what is missing
 		doctor*/noruns.json | doctor*/broken.json) e=ok t="no observation" ;; # diagnosed without it, said so
 		esac
-		new; c $e "$t" ${cmd//@F/$F} "$F/$f" # (c replaces @S)
+		new
+		# shellcheck disable=SC2086 # $cmd is a command and its flags, split on purpose
+		c "$e" "$t" ${cmd//@F/$F} "$F/$f" # (c replaces @S)
 	done
 done
 for cmd in "inspect --from" "doctor --from"; do
 	for f in fifo zero garbage.json null-answers.tar.gz link-out.tar.gz link-up.tar.gz; do
 		case $f in link-*) e=any ;; *) e=refuse ;; esac
-		new; c $e "$f" $cmd "$F/$f"
+		new
+		# shellcheck disable=SC2086 # as above
+		c "$e" "$f" $cmd "$F/$f"
 	done
 done
 

@@ -51,7 +51,7 @@ tracer=
 stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 cleanup() {
 	sysctl -q kernel.bpf_stats_enabled="$stats_was" 2>/dev/null || true
-	[ -n "$tracer" ] && kill -INT "$tracer" 2>/dev/null && wait "$tracer" 2>/dev/null || true
+	if [ -n "$tracer" ]; then kill -INT "$tracer" 2>/dev/null || true; wait "$tracer" 2>/dev/null || true; fi
 	ip netns pids "$R" 2>/dev/null | xargs -r kill 2>/dev/null || true
 	ip netns del "$S" 2>/dev/null || true
 	ip netns del "$R" 2>/dev/null || true
@@ -152,7 +152,7 @@ while [ $i -lt "$REPS" ]; do
 	order=$(awk -v s="$MODES" -v k=$((i % ${#MODES})) 'BEGIN { r = substr(s, k + 1) substr(s, 1, k); gsub(/./, "& ", r); print r }')
 	for m in $order; do
 		wait_quiet
-		start_tracer $m
+		start_tracer "$m"
 		g=$(ip netns exec "$S" iperf3 -c 198.18.0.2 -t "$SECS" -O 1 -P 2 -J | gbps)
 		stop_tracer
 		echo "rep $((i + 1)) mode $m: $g Gbit/s"
@@ -202,7 +202,7 @@ echo "BPF program cost (kernel.bpf_stats_enabled=1 during one run each):"
 sysctl -q kernel.bpf_stats_enabled=1
 for m in $(echo "$MODES" | tr -d A | sed 's/./& /g'); do
 	wait_quiet
-	start_tracer $m
+	start_tracer "$m"
 	prog_stats "$tracer" >"$work/$m.before"
 	t0=$(date +%s.%N)
 	g=$(ip netns exec "$S" iperf3 -c 198.18.0.2 -t "$SECS" -O 1 -P 2 -J | gbps)

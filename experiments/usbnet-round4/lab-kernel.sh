@@ -27,7 +27,7 @@ done <"$here/lab-kernel.fragment"
 nice -n 10 make -C "$ksrc" O="$b" -j"$(nproc)" bzImage modules >"$out/build.log" 2>&1 ||
 	{ tail -20 "$out/build.log" >&2; exit 1; }
 rel="$(cat "$b/include/config/kernel.release")"
-rm -rf "$out/lib"
+rm -rf "${out:?}/lib"
 make -C "$ksrc" O="$b" INSTALL_MOD_PATH="$out" INSTALL_MOD_STRIP=1 modules_install >>"$out/build.log" 2>&1
 cp "$b/arch/x86/boot/bzImage" "$out/bzImage"
 cp "$b/.config" "$out/config-$rel"

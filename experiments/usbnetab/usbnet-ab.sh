@@ -17,7 +17,7 @@ out=${1:-usbnet-ab-$(date +%Y%m%d-%H%M%S)}
 n=${2:-5}
 variants=${VARIANTS:-stock ours}
 ws=${WIRESPEED:-./wirespeed}
-kver=${KVER:-$(ls kernel/usbnet/out 2>/dev/null | grep "^6\." | sort -V | tail -1)}
+kver=${KVER:-$(find kernel/usbnet/out -mindepth 1 -maxdepth 1 -name '6.*' -printf '%f\n' 2>/dev/null | sort -V | tail -1)}
 mods=kernel/usbnet/out/$kver
 [ -f "$mods/usbnet.ko" ] || { echo "no $mods/usbnet.ko: run make -C kernel/usbnet KVER=6.12.117+deb12-amd64 first" >&2; exit 1; }
 mkdir -p "$out"
@@ -48,7 +48,7 @@ while [ "$i" -le "$n" ]; do
 	i=$((i + 1))
 done
 list() { # SCENARIO VARIANT FILE -> comma list of the result files that exist
-	ls "$out"/"$1"-"$2"-*/"$3" 2>/dev/null | sort -V | paste -sd, -
+	for f in "$out"/"$1"-"$2"-*/"$3"; do [ -e "$f" ] && echo "$f"; done | sort -V | paste -sd, -
 }
 for v in $variants; do
 	[ "$v" = stock ] && continue

@@ -26,7 +26,7 @@ shift 2
 configs=("$@")
 mkdir -p "$out/runs"
 log=$out/boots.jsonl
-n=$(ls "$out/runs" | wc -l)
+n=$(find "$out/runs" -mindepth 1 -maxdepth 1 | wc -l)
 
 record() { # record NAME BIN SCENARIO DIR RC
 	python3 - "$@" <<'EOF' >>"$log"

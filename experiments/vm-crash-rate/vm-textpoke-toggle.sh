@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # vm-textpoke-toggle.sh - run inside a lab guest ('wirespeed lab vm boot
 # --exec "$(cat experiments/vm-crash-rate/vm-textpoke-toggle.sh)"'): turns the
 # irq:softirq_entry trace event on and off (each turn patches kernel text
@@ -16,19 +17,20 @@ t=/sys/kernel/tracing/events/irq/softirq_entry/enable
 cpus=$(grep -c ^processor /proc/cpuinfo)
 pids=
 c=1
-while [ $c -lt $cpus ]; do
+while [ $c -lt "$cpus" ]; do
 	taskset -c $c sh -c 'while :; do :; done' &
 	pids="$pids $!"
 	c=$((c + 1))
 done
 i=0
 start=$(cut -d' ' -f1 /proc/uptime)
-while [ $i -lt $n ] && [ "$(cut -d. -f1 /proc/uptime)" -lt $stop ]; do
+while [ $i -lt "$n" ] && [ "$(cut -d. -f1 /proc/uptime)" -lt "$stop" ]; do
 	echo 1 > $t
 	echo 0 > $t
 	i=$((i + 1))
 	[ $((i % 25)) = 0 ] && echo "textpoke-toggle: $i turns" > /dev/kmsg
 done
 end=$(cut -d' ' -f1 /proc/uptime)
+# shellcheck disable=SC2086 # $pids is a list of pids, split on purpose
 kill $pids
 echo "toggles=$i from=$start to=$end cpus=$cpus"

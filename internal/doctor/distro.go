@@ -82,7 +82,7 @@ func reachAdvice(h hostDistro, kernel, arch, what string, first string, has func
 	a := debArch(kernel, arch)
 	var ok, closed, without []string
 	for _, c := range channels(h) {
-		label := c.Channel
+		var label string
 		if c.Release != "" && c.Distro != distroPiOS {
 			label = h.Distro.String() + " " + c.Release + "'s " + c.Channel
 		} else {

@@ -34,9 +34,6 @@ func init() {
 	})
 }
 
-// isWiFi: a WiFi interface (inspect saw phy80211, wireless/ or DEVTYPE=wlan).
-func isWiFi(d *inspect.Device) bool { return d.Wireless != nil }
-
 // isMac80211: a SoftMAC WiFi interface, whose TX goes through mac80211's
 // own queues.
 func isMac80211(d *inspect.Device) bool {

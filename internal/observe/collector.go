@@ -21,7 +21,10 @@ import (
 )
 
 // groSlots is GRO_SLOTS in bpf/observe.h; devSlots, devKinds and
-// napiSlots are DEV_SLOTS, DEV_KINDS and NAPI_SLOTS.
+// napiSlots are DEV_SLOTS, DEV_KINDS and NAPI_SLOTS. The header is the
+// source: TestMapSizesMatchTheObjects fails when these differ from the
+// committed objects' maps, and make bpf-check when those differ from what
+// the header builds.
 const (
 	groSlots  = 256
 	devSlots  = 64

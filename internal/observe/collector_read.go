@@ -130,7 +130,7 @@ func (s *Session) ReadRaw() (*Raw, error) {
 			r.DQL.MaxThrs = max(r.DQL.MaxThrs, uint64(v.MaxThrs))
 		}
 	}
-	for i := uint32(0); i < 3; i++ {
+	for i := range uint32(len(r.Lost)) {
 		var lv []uint64
 		if err := m["lost"].Lookup(i, &lv); err == nil {
 			for _, v := range lv {

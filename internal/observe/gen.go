@@ -1,7 +1,9 @@
 package observe
 
 // The BPF objects are generated with Debian's clang (make bpf) and committed,
-// so building wirespeed needs no clang. -target bpfel serves every
+// so building wirespeed needs no clang. Debian 12's clang 14.0.6 built the
+// committed ones: make bpf-check (scripts/bpf-check.sh) rebuilds them from
+// bpf/*.c and compares, byte for byte with that clang. -target bpfel serves every
 // little-endian architecture (amd64, arm64, arm, riscv64). observe is built
 // for the record layouts of 64-bit kernels, observe32 (-DOBSERVE_PTR32) for
 // those of 32-bit kernels; see bpf/observe.c. The two -I paths find

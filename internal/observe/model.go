@@ -23,9 +23,11 @@ const SchemaVersion = "wirespeed.observe/v1"
 // HistBins is the number of work-per-poll histogram bins in the BPF map:
 // bin 0 is work 0, bins 1..16 split (0, budget] in 16 equal parts, bin 17
 // counts polls that did more than the budget (drivers that ignore it).
+// HIST_BINS in bpf/observe.h (TestMapSizesMatchTheObjects ties them).
 const HistBins = 18
 
-// Softirq vector numbers (include/linux/interrupt.h).
+// Softirq vector numbers (include/linux/interrupt.h); NrVecs is NR_VECS
+// in bpf/observe.h, softirq_stats' size (TestMapSizesMatchTheObjects).
 const (
 	VecNetTX = 2
 	VecNetRX = 3

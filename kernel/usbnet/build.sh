@@ -57,7 +57,7 @@ cache="${WIRESPEED_CACHE:-$base}/usbnet"
 die() { echo "wirespeed-usbnet: $*" >&2; exit 1; }
 say() { echo "wirespeed-usbnet: $*" >&2; }
 
-need_arg() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a value (see --help)"; }
+need_arg() { if [ $# -lt 2 ] || [ -z "$2" ]; then die "$1 needs a value (see --help)"; fi; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kver) need_arg "$@"; kver="$2"; shift 2 ;;
@@ -84,8 +84,10 @@ done
 # The kernels it builds for are one rule, dkms.conf's BUILD_EXCLUSIVE_KERNEL,
 # and one refusal, dkms.conf's wirespeed_usbnet_refusal: DKMS and this
 # script agree. Refuse before fetching or building anything.
-# shellcheck source=dkms.conf
-set +u; kernelver=""; . "$here/dkms.conf" || die "cannot read $here/dkms.conf"; set -u
+set +u; kernelver=""
+# shellcheck source=kernel/usbnet/dkms.conf # (the path from the top of the tree, where make lint runs)
+. "$here/dkms.conf" || die "cannot read $here/dkms.conf"
+set -u
 [ -n "${BUILD_EXCLUSIVE_KERNEL:-}" ] || die "no BUILD_EXCLUSIVE_KERNEL in $here/dkms.conf"
 if ! [[ "$kver" =~ $BUILD_EXCLUSIVE_KERNEL ]]; then
 	wirespeed_usbnet_refusal "$kver"
@@ -174,6 +176,13 @@ foreign_update() {
 		say "apt-get update of the $1 lists reported errors (the package may still be found; log: $d/update.log)"
 	echo "$$" >"$d/.updated"
 }
+# cached_deb PKG VERSION ARCH -> the package's .deb (_all, else _ARCH) in the cache, or nothing
+cached_deb() {
+	local f
+	for f in "$cache/${1}_${2//:/%3a}_all.deb" "$cache/${1}_${2//:/%3a}_$3.deb"; do
+		if [ -e "$f" ]; then echo "$f"; return; fi
+	done
+}
 fetch() { # package[=version] [ARCH] -> the .deb in the cache (no version: apt's candidate)
 	# ARCH other than this machine's: fetched with the private apt (foreign_apt).
 	local pkg="${1%%=*}" ver="" arch="${2:-$host_arch}" deb apt_get=(apt-get) apt_cache=(apt-cache) foreign=""
@@ -191,12 +200,12 @@ fetch() { # package[=version] [ARCH] -> the .deb in the cache (no version: apt's
 			foreign_update "$arch"
 			ver="$(candidate)"
 		fi
-		[ -n "$ver" ] && [ "$ver" != "(none)" ] || {
+		if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
 			[ -z "$foreign" ] || die "Debian's $arch archive knows no $pkg (private lists in $cache/apt-$arch, updated now; is it a kernel Debian still carries, and is the archive in the host's sources.list?), or give --kdir DIR"
 			die "apt knows no $pkg (run apt-get update with Debian's archive in sources.list; or install it, or give --kdir)"
-		}
+		fi
 	fi
-	deb="$(ls "$cache/${pkg}_${ver//:/%3a}_$arch.deb" "$cache/${pkg}_${ver//:/%3a}_all.deb" 2>/dev/null | head -1 || true)"
+	deb="$(cached_deb "$pkg" "$ver" "$arch")"
 	if [ -z "$deb" ]; then
 		command -v apt-get >/dev/null || die "$pkg $ver is neither installed nor in $cache, and there is no apt-get to fetch it"
 		say "fetching $pkg $ver${foreign:+ ($arch)}"
@@ -207,7 +216,7 @@ fetch() { # package[=version] [ARCH] -> the .deb in the cache (no version: apt's
 				die "apt-get download $pkg=$ver${foreign:+ ($arch, private lists in $cache/apt-$arch)} failed (is the Debian archive reachable, and apt-get update done? Or install the package, or give --ksrc/--kdir)"
 			fi
 		fi
-		deb="$(ls "$cache/${pkg}_${ver//:/%3a}_$arch.deb" "$cache/${pkg}_${ver//:/%3a}_all.deb" 2>/dev/null | head -1)"
+		deb="$(cached_deb "$pkg" "$ver" "$arch")"
 	fi
 	echo "$deb"
 }
@@ -286,24 +295,23 @@ fi
 # counts stable updates in N, and names the upstream release it is based on
 # in /proc/version_signature ("Ubuntu 7.0.0-15.15-generic 7.0.5") - known
 # for the running kernel only.
-sub="" sub_from=""
+sub=""
 if [ -n "$kdir" ]; then
 	sub="$(sublevel_of_kdir "$kdir")"
-	[ -z "$sub" ] || sub_from="its headers' Makefile"
 fi
 abi_name=""
 [[ "$kver" =~ ^[0-9]+\.[0-9]+\.0-[0-9]+-[^.]+$ ]] && abi_name=1
 if [ -n "$abi_name" ] && [ "${sub:-0}" = 0 ]; then
-	sub="" sub_from=""
+	sub=""
 	sig="${WIRESPEED_VERSION_SIGNATURE:-/proc/version_signature}"
 	if [ -r "$sig" ] && { [ "$kver" = "$(uname -r)" ] || [ -n "${WIRESPEED_VERSION_SIGNATURE:-}" ]; }; then
 		v="$(awk '{ print $NF; exit }' "$sig" 2>/dev/null || true)"
 		if [[ "$v" =~ ^([0-9]+\.[0-9]+)\.([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "$xy" ]; then
-			sub="${BASH_REMATCH[2]}" sub_from="$sig"
+			sub="${BASH_REMATCH[2]}"
 		fi
 	fi
 elif [ -z "$sub" ] && [[ "$kver" =~ ^[0-9]+\.[0-9]+\.([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != 0 ]; then
-	sub="${BASH_REMATCH[1]}" sub_from="its name"
+	sub="${BASH_REMATCH[1]}"
 fi
 kpl="$xy${sub:+.$sub}"
 
@@ -469,7 +477,7 @@ kernel_org_source() {
 src="" debver_opt="$debver"
 if [ -n "$ksrc" ]; then
 	ksrc="$(cd "$ksrc" 2>/dev/null && pwd)" || die "--ksrc/KSRC: no such directory"
-	[ -f "$ksrc/drivers/net/usb/usbnet.c" ] && [ -f "$ksrc/include/linux/usb/usbnet.h" ] ||
+	{ [ -f "$ksrc/drivers/net/usb/usbnet.c" ] && [ -f "$ksrc/include/linux/usb/usbnet.h" ]; } ||
 		die "--ksrc $ksrc is not a kernel source tree (no drivers/net/usb/usbnet.c)"
 	tf="$(family_of_tree "$ksrc" || true)"
 	[ "$tf" = "$xy" ] || die "--ksrc $ksrc is Linux ${tf:-?} (its Makefile), the kernel $kver is Linux $xy"
@@ -478,6 +486,7 @@ if [ -n "$ksrc" ]; then
 	differs "$tf.$(sublevel_of_tree "$ksrc")" "the source ($ksrc)"
 else
 	if [ -z "$kernel_org" ] && debian_source; then
+		# shellcheck disable=SC2001 # keeps the leading X.Y.Z: a capture ${var//} cannot make
 		differs "$(echo "$debver" | sed 's/^\([0-9]*\.[0-9]*\.[0-9]*\).*/\1/')" "$srcname"
 	elif [ -n "$debver_opt" ] && [ -z "$kernel_org" ]; then
 		die "linux-source-$xy $debver (--debver): ${not_found[*]}"
@@ -555,11 +564,12 @@ work="$tree/drivers/net/usb"
 {
 	echo "# generated by build.sh: the patched usbnet.h must win over the kernel's"
 	echo "NOSTDINC_FLAGS += -I\$(src)/../../../include"
+	# shellcheck disable=SC2086 # $modules is a list of names, split on purpose
 	echo "obj-m := $(printf '%s.o ' $modules)"
 	echo "asix-y := asix_devices.o asix_common.o ax88172a.o"
 } >"$work/Kbuild"
 
-say "building $(echo $modules | wc -w) modules for $kver (Linux $kpl) from $srcname with ${#series_patches[@]} patches of patches/$family"
+say "building $(echo "$modules" | wc -w) modules for $kver (Linux $kpl) from $srcname with ${#series_patches[@]} patches of patches/$family"
 make -C "$kdir" M="$work" "${makeargs[@]+"${makeargs[@]}"}" -j"$(nproc)" modules >"$out/build.log" 2>&1 ||
 	{ tail -20 "$out/build.log" >&2; die "build failed (full log: $out/build.log)"; }
 for m in $modules; do

@@ -26,7 +26,7 @@ die() { echo "check-tree: $*" >&2; exit 1; }
 [ $# = 2 ] || die "usage: check-tree.sh KSRC SERIES (see the comment at the top)"
 ksrc="$(cd "$1" 2>/dev/null && pwd)" || die "$1: no such directory"
 series="$(cd "$2" 2>/dev/null && pwd)" || die "$2: no such directory"
-[ -f "$ksrc/drivers/net/usb/usbnet.c" ] && [ -f "$ksrc/scripts/checkpatch.pl" ] ||
+{ [ -f "$ksrc/drivers/net/usb/usbnet.c" ] && [ -f "$ksrc/scripts/checkpatch.pl" ]; } ||
 	die "$ksrc is not a whole kernel tree (drivers/net/usb/usbnet.c, scripts/checkpatch.pl)"
 ls "$series"/0001-*.patch >/dev/null 2>&1 || die "no patches in $series"
 archs="${ARCHS:-x86_64 arm64}"
@@ -63,10 +63,10 @@ for a in $archs; do
 	if [ ! -f "$o/.prepared" ]; then
 		echo "check-tree: make modules_prepare for $a in $o (once; a few minutes)"
 		rm -rf "$o" && mkdir -p "$o"
-		make -C "$ksrc" O="$o" "${args[@]}" defconfig >"$o.log" 2>&1 &&
+		{ make -C "$ksrc" O="$o" "${args[@]}" defconfig >"$o.log" 2>&1 &&
 			"$ksrc/scripts/config" --file "$o/.config" -e USB_NET_DRIVERS -e USB_USBNET -e MII &&
 			make -C "$ksrc" O="$o" "${args[@]}" olddefconfig >>"$o.log" 2>&1 &&
-			make -C "$ksrc" O="$o" "${args[@]}" -j"$(nproc)" modules_prepare >>"$o.log" 2>&1 ||
+			make -C "$ksrc" O="$o" "${args[@]}" -j"$(nproc)" modules_prepare >>"$o.log" 2>&1; } ||
 			die "modules_prepare for $a failed (log: $o.log)"
 		touch "$o/.prepared"
 	fi

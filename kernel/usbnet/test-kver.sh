@@ -25,7 +25,13 @@ refuse="5.15.0-91-generic 5.15.4-0-rpi4 6.6.51+rpt-rpi-v8 6.6.74+rpt-rpi-2712 6.
 fail=0
 bad() { echo "test-kver: FAIL: $*" >&2; fail=1; }
 dkms_says() { # KVER -> dkms.conf's message, then "yes" if BUILD_EXCLUSIVE_KERNEL matches
-	( set +u; kernelver=$1; . "$here/dkms.conf"; [[ "$1" =~ $BUILD_EXCLUSIVE_KERNEL ]] && echo yes || echo no ) 2>&1
+	(
+		set +u
+		kernelver=$1
+		# shellcheck source=kernel/usbnet/dkms.conf # (the path from the top of the tree, where make lint runs)
+		. "$here/dkms.conf"
+		if [[ "$1" =~ $BUILD_EXCLUSIVE_KERNEL ]]; then echo yes; else echo no; fi
+	) 2>&1
 }
 refusal_ok() { # KVER MESSAGE -> names the families and what to do
 	case "$2" in *"6.1, 6.12 and 6.18 families and the 7.x family"*"7.0, 7.1, 7.2 and 7.3"*"6.1.0-N-FLAVOUR"*"+rpt-rpi-v8"*"7.0.0-N-generic"*"What to do:"*) ;; *) return 1 ;; esac
@@ -56,5 +62,5 @@ for k in $refuse; do
 	case "$d" in *no) ;; *) bad "dkms.conf accepts $k" ;; esac
 	refusal_ok "$k" "$d" || bad "dkms.conf's refusal of $k does not say what is accepted and what to do: $d"
 done
-[ $fail = 0 ] && echo "test-kver: ok ($(echo $accept | wc -w) accepted, $(echo $refuse | wc -w) refused, build.sh and dkms.conf agree)"
+[ $fail = 0 ] && echo "test-kver: ok ($(echo "$accept" | wc -w) accepted, $(echo "$refuse" | wc -w) refused, build.sh and dkms.conf agree)"
 exit $fail

@@ -123,13 +123,13 @@ func TestOverridesReplaceStock(t *testing.T) {
 	// A patched usbnet that no longer needs mii, and a new module.
 	applyOverrides(idx, map[string]string{"usbnet": "/build/usbnet.ko", "ws_new": "/build/ws_new.ko"},
 		map[string][]string{"usbnet": {"usbcore"}, "ws_new": {"usbnet"}})
-	loads, err := planLoads(idx, scenarios["usb-nic"], Options{Load: []string{"ws_new mode=1"}})
+	_, err := planLoads(idx, scenarios["usb-nic"], Options{Load: []string{"ws_new mode=1"}})
 	if err == nil {
 		t.Fatal("usb-nic needs xhci_pci, which the test index lacks: want an error naming it")
 	} else if !strings.Contains(err.Error(), "xhci_pci") {
 		t.Fatalf("err = %v", err)
 	}
-	loads, err = planLoads(idx, scenarios["boot"], Options{Load: []string{"cdc_ether", "ws_new mode=1"}})
+	loads, err := planLoads(idx, scenarios["boot"], Options{Load: []string{"cdc_ether", "ws_new mode=1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

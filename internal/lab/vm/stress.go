@@ -1,16 +1,14 @@
 package vm
 
 import (
-	_ "embed" // the guest script of usbnet-stress
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // usbnetStress is the guest side of the usbnet-stress scenario.
-//
-//go:embed usbnet_stress.sh
-var usbnetStress string
+var usbnetStress = guestText("usbnet_stress.sh")
 
 const defaultCycles = 30
 
@@ -63,10 +61,6 @@ func stressScript(o Options) string {
 	if len(steps) == 0 {
 		steps = StressSteps
 	}
-	return busRateCheck(o) + fmt.Sprintf(`ws stage stress
-( N=%d; STEPS="%s"; SYSTEM_SUSPEND=0
-%s
-) > /results/stress.txt 2>&1 || fail "usbnet stress: $(grep 'stress: FAIL' /results/stress.txt | head -n 1)"
-grep 'cycles done' /results/stress.txt | sed 's/^/stress_result=/' >> /results/facts.txt
-`, cycles(o), strings.Join(steps, " "), usbnetStress)
+	return busRateCheck(o) + guestScript("stress.sh", "@N@", strconv.Itoa(cycles(o)), "@STEPS@", strings.Join(steps, " "),
+		"@USBNET_STRESS@", usbnetStress)
 }

@@ -51,6 +51,7 @@ ls "$series"/0001-*.patch >/dev/null 2>&1 || die "no patches in $series"
 
 # 1. Private apt lists, amd64 and arm64 (arm64 only for its headers).
 apt_dir="$cache/apt"
+# shellcheck disable=SC2054 # the commas are inside one apt option's value (amd64,arm64)
 apt_opts=(-o Dir::State::Lists="$apt_dir/lists" -o Dir::Etc::SourceList="$apt_dir/sources.list"
 	-o Dir::Etc::SourceParts=/dev/null -o Dir::Cache="$apt_dir/cache"
 	-o Dir::State::status="$apt_dir/status" -o APT::Architecture=amd64
@@ -74,15 +75,19 @@ apt_update() {
 	updated=1
 }
 fetch() { # PKG VERSION [ARCH] -> path of the .deb in $cache/debs
-	local pkg="$1" ver="$2" arch="${3:-}" f
-	f="$(ls "$cache/debs/${pkg}_${ver//:/%3a}_"*.deb 2>/dev/null | head -n 1 || true)"
+	local pkg="$1" ver="$2" arch="${3:-}" f debs
+	debs=("$cache/debs/${pkg}_${ver//:/%3a}_"*.deb)
+	f=""
+	[ -e "${debs[0]}" ] && f="${debs[0]}"
 	if [ -z "$f" ]; then
 		ls "$apt_dir/lists/"*_Packages* >/dev/null 2>&1 || apt_update
 		say "fetching $pkg $ver${arch:+ ($arch)}"
 		(cd "$cache/debs" && apt-get "${apt_opts[@]}" -q download "$pkg${arch:+:$arch}=$ver" >/dev/null 2>&1) ||
 			{ apt_update; (cd "$cache/debs" && apt-get "${apt_opts[@]}" -q download "$pkg${arch:+:$arch}=$ver" >/dev/null 2>&1); } ||
 			die "apt-get download $pkg=$ver failed: is it still in Debian's archive? (set BASE_VER/HDR_VER to one that is)"
-		f="$(ls "$cache/debs/${pkg}_${ver//:/%3a}_"*.deb | head -n 1)"
+		debs=("$cache/debs/${pkg}_${ver//:/%3a}_"*.deb)
+		[ -e "${debs[0]}" ] || die "apt-get download $pkg=$ver left no .deb in $cache/debs"
+		f="${debs[0]}"
 	fi
 	echo "$f"
 }
@@ -156,6 +161,7 @@ in_root() { # CMD... in the build root (or here), with $cache at the same path
 		"$@"
 		return
 	fi
+	# shellcheck disable=SC2016 # the inner bash expands these
 	unshare -m bash -c '
 		r="$0" c="$1"; shift
 		for d in /proc /dev "$c"; do mkdir -p "$r$d"; mount --bind "$d" "$r$d"; done
@@ -264,6 +270,7 @@ if [ -n "${MODULES_OUT:-}" ] && [ "$fail" = 0 ]; then
 		rm -rf "$b" && cp -a "$work/at-$i" "$b"
 		{
 			echo "NOSTDINC_FLAGS += -I\$(src)/../../../include"
+			# shellcheck disable=SC2086 # $modules is a list of names, split on purpose
 			echo "obj-m := $(printf '%s.o ' $modules)"
 			echo "asix-y := asix_devices.o asix_common.o ax88172a.o"
 		} >"$b/drivers/net/usb/Kbuild"
@@ -275,7 +282,7 @@ if [ -n "${MODULES_OUT:-}" ] && [ "$fail" = 0 ]; then
 			mkdir -p "$o"
 			for m in $modules; do cp "$b/drivers/net/usb/$m.ko" "$o/"; done
 			echo "$base_pkg $base_ver + $(basename "$series") (${#patches[@]} patches), checked by check.sh" >"$o/SOURCE"
-			echo "modules: $(echo $modules | wc -w) for $hdr_abi-$a in $o"
+			echo "modules: $(echo "$modules" | wc -w) for $hdr_abi-$a in $o"
 			[ -z "${LAB_BUS:-}" ] || lab_bus "$a" "$k" "$o" || fail=1
 		else
 			echo "modules: $a build FAILED or warned ($b.log)"

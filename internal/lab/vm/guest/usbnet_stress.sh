@@ -1,3 +1,7 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=sh
+# Run inside stress.sh (stress.go); the guest gets what follows the empty line.
+
 # usbnet stress: the guest side of 'wirespeed lab vm usbnet-stress' (busybox
 # sh, after /ws/lib.sh; the scenario sets N, STEPS and SYSTEM_SUSPEND), on
 # the dummy_hcd + NCM gadget loop: N cycles, each under iperf3 traffic in
@@ -41,6 +45,7 @@ echo "wirespeed NCM stress" > $G/strings/0x409/product
 # remote wakeup, so that cdc_ncm may autosuspend the link
 echo 0xa0 > $G/configs/c.1/bmAttributes
 ln -s $G/functions/ncm.usb0 $G/configs/c.1/ 2>/dev/null
+# shellcheck disable=SC2012 # UDC names are plain (dummy_udc.0)
 UDC=$(ls /sys/class/udc | head -n 1)
 [ -n "$UDC" ] || die "no UDC"
 HIF=""
@@ -77,11 +82,13 @@ host_up() { # find the (new) cdc_ncm device and give it its address
 	# the gadget receives but transmits nothing. Rebind for those cases
 	# only; anything else (the gadget sends and the host does not
 	# receive) is the host's, and fails.
-	stat() { echo "$(cat /sys/class/net/$HIF/statistics/tx_packets) $(cat /sys/class/net/$HIF/statistics/rx_packets)" \
-		"$(/sbin/ip netns exec gadget cat /sys/class/net/$GIF/statistics/rx_packets /sys/class/net/$GIF/statistics/tx_packets)"; }
+	stat() { echo "$(cat "/sys/class/net/$HIF/statistics/tx_packets") $(cat "/sys/class/net/$HIF/statistics/rx_packets")" \
+		"$(/sbin/ip netns exec gadget cat "/sys/class/net/$GIF/statistics/rx_packets" "/sys/class/net/$GIF/statistics/tx_packets")"; }
+	# shellcheck disable=SC2046 # the four counts, one argument each
 	set -- $(stat)
 	htx=$1 hrx=$2 grx=$3 gtx=$4
 	ping -c 3 -W 1 $GADDR > /dev/null 2>&1
+	# shellcheck disable=SC2046 # as above
 	set -- $(stat)
 	counts="host tx $htx->$1 rx $hrx->$2, gadget rx $grx->$3 tx $gtx->$4"
 	if [ "${stalls:-0}" -lt 5 ] && { { [ "$1" -gt "$htx" ] && [ "$3" -eq "$grx" ]; } ||
@@ -124,8 +131,8 @@ diagnose() {
 	echo "counters (host tx rx, gadget rx tx): before $d0, after $(stat)"
 	tail -n 2 /tmp/diag-ping.txt
 	n=/sys/class/net/$HIF
-	echo "host $HIF: carrier $(cat $n/carrier 2>/dev/null) operstate $(cat $n/operstate) carrier_changes $(cat $n/carrier_changes)" \
-		"(up $(cat $n/carrier_up_count 2>/dev/null), down $(cat $n/carrier_down_count 2>/dev/null))"
+	echo "host $HIF: carrier $(cat "$n/carrier" 2>/dev/null) operstate $(cat "$n/operstate") carrier_changes $(cat "$n/carrier_changes")" \
+		"(up $(cat "$n/carrier_up_count" 2>/dev/null), down $(cat "$n/carrier_down_count" 2>/dev/null))"
 	cat /tmp/diag-observe.txt
 }
 traffic() { # bidirectional load in the background for $1 seconds
@@ -135,7 +142,7 @@ traffic() { # bidirectional load in the background for $1 seconds
 }
 quiet() { # wait for the load to end
 	for p in $(pidof iperf3); do
-		[ -r /proc/$p/cmdline ] && grep -q -- '-c' /proc/$p/cmdline && kill $p 2>/dev/null
+		[ -r "/proc/$p/cmdline" ] && grep -q -- '-c' "/proc/$p/cmdline" && kill "$p" 2>/dev/null
 	done
 	sleep 0.3
 }
@@ -153,7 +160,7 @@ count() { eval "n_$1=\$((\${n_$1:-0} + 1))"; }
 cyc=0 what=start
 host_up
 echo "stress: link up on $HIF, $N cycles"
-threaded=$(cat /sys/class/net/$HIF/threaded)
+threaded=$(cat "/sys/class/net/$HIF/threaded")
 echo "stress: $HIF threaded=$threaded"
 # the lab build of cdc_ncm with FLAG_AVOID_UNLINK_URBS says so (kernel/usbnet/lab)
 if dmesg | grep -q 'lab: FLAG_AVOID_UNLINK_URBS'; then avoid=1; else avoid=0; fi
@@ -163,18 +170,19 @@ step() { # STEP... -> the one for cycle $cyc, in turn
 	eval "echo \${$k}"
 }
 autosuspend() { # UDEV -> runtime_status after waiting up to 5 s for suspended
-	echo enabled > $1/power/wakeup
-	echo 200 > $1/power/autosuspend_delay_ms
-	echo auto > $1/power/control
+	echo enabled > "$1/power/wakeup"
+	echo 200 > "$1/power/autosuspend_delay_ms"
+	echo auto > "$1/power/control"
 	j=0
-	while [ $j -lt 50 ] && [ "$(cat $1/power/runtime_status)" != suspended ]; do
+	while [ $j -lt 50 ] && [ "$(cat "$1/power/runtime_status")" != suspended ]; do
 		usleep 100000; j=$((j + 1))
 	done
-	cat $1/power/runtime_status
+	cat "$1/power/runtime_status"
 }
-while [ $cyc -lt $N ]; do
+while [ $cyc -lt "$N" ]; do
 	cyc=$((cyc + 1))
 	say "cycle $cyc"
+	# shellcheck disable=SC2086 # the steps, one argument each
 	what=$(step $STEPS)
 	case $what in
 	rebind)
@@ -209,14 +217,14 @@ while [ $cyc -lt $N ]; do
 			for h in $holders; do unload "$h"; done
 			unload usbnet
 			insmod $M/usbnet.ko || die "insmod usbnet"
-			for h in $holders; do insmod $M/$h.ko || die "insmod $h"; done
+			for h in $holders; do insmod "$M/$h.ko" || die "insmod $h"; done
 		fi
 		[ -d /sys/module/cdc_ncm ] || insmod $M/cdc_ncm.ko || die "insmod cdc_ncm"
 		quiet
 		;;
 	suspend)
-		udev=$(readlink -f /sys/class/net/$HIF/device/..)
-		st=$(autosuspend $udev)
+		udev=$(readlink -f "/sys/class/net/$HIF/device/..")
+		st=$(autosuspend "$udev")
 		if [ "$st" = suspended ]; then
 			count runtime_suspended
 			# sent while asleep: deferred, submitted at resume
@@ -224,7 +232,7 @@ while [ $cyc -lt $N ]; do
 		else
 			echo "stress: cycle $cyc: device did not autosuspend ($st)"
 		fi
-		echo on > $udev/power/control
+		echo on > "$udev/power/control"
 		if [ "${SYSTEM_SUSPEND:-0}" = 1 ] && [ $((cyc % 10)) -eq 0 ] && grep -q freeze /sys/power/state 2>/dev/null &&
 			[ -w /sys/class/rtc/rtc0/wakealarm ]; then
 			traffic 6
@@ -239,13 +247,13 @@ while [ $cyc -lt $N ]; do
 		traffic 2
 		quiet
 		/sbin/ip link set "$HIF" down
-		udev=$(readlink -f /sys/class/net/$HIF/device/..)
-		st=$(autosuspend $udev)
+		udev=$(readlink -f "/sys/class/net/$HIF/device/..")
+		st=$(autosuspend "$udev")
 		# "suspending" that does not end is the hang: usbnet_suspend()
 		# waiting for a done queue nothing drains
 		[ "$st" = suspended ] || die "runtime suspend with $HIF down did not finish within 5 s ($st)"
 		count down_suspended
-		echo on > $udev/power/control
+		echo on > "$udev/power/control"
 		/sbin/ip link set "$HIF" up
 		;;
 	*) die "unknown step $what" ;;
