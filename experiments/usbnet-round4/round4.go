@@ -72,7 +72,7 @@ func bqlMark(dir string) (string, error) {
 	for _, i := range reps {
 		p, ok := valid[i]
 		if !ok {
-			rows = append(rows, []string{strconv.Itoa(i), "-", "-", "-", "-", "-", "-", "-", "not counted (V1: a boot failed or its bench is incomplete)"})
+			rows = append(rows, []string{strconv.Itoa(i), "-", "-", "-", "-", "-", "-", "-", "no (V1: a boot failed or its bench is incomplete)"})
 			continue
 		}
 		stockLim, err := r2.LimitSamples(filepath.Join(dir, fmt.Sprintf("bql-stock-%d", i)))
@@ -82,12 +82,12 @@ func bqlMark(dir string) (string, error) {
 		ex, tp = append(ex, p.ExcessRatio), append(tp, p.TPRatio)
 		rows = append(rows, []string{strconv.Itoa(i), r2.F(p.StockMbit, 1), r2.F(p.OursMbit, 1),
 			fmt.Sprintf("%.2f -> %.2f", p.StockLoad-p.StockIdle, p.OursLoad-p.OursIdle),
-			r2.F(p.ExcessRatio, 3), r2.F(p.TPRatio, 3), nonzeroRange(stockLim), r2.LimitRange(p.Limit), "counted"})
+			r2.F(p.ExcessRatio, 3), r2.F(p.TPRatio, 3), nonzeroRange(stockLim), r2.LimitRange(p.Limit), "yes"})
 	}
 	rows = append(rows, []string{"median", "", "", "", r2.F(r2.Median(ex), 3), r2.F(r2.Median(tp), 3), "", "",
 		fmt.Sprintf("%d of %d pairs", len(ex), len(reps))})
 	return r2.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "excess stock -> ours ms", "excess ours/stock",
-		"throughput ours/stock", "stock BQL limit", "ours BQL limit", "pair"}, rows), nil
+		"throughput ours/stock", "stock BQL limit", "ours BQL limit", "counted"}, rows), nil
 }
 
 // nonzeroRange is LimitRange, or "none" when a side never set a limit
