@@ -246,3 +246,8 @@ func OutsideLoad(path string, qemuCounts bool) (float64, error) {
 	}
 	return worst, nil
 }
+
+// ReadRXSide is one usbnet-rx-style boot's receive figures and whether it
+// is valid (vm.json ok, a complete bench JSON), for runs named otherwise
+// than PHASE-stock-N / PHASE-ours-N.
+func ReadRXSide(run string) (RXSide, bool, error) { return rxSide(run) }
