@@ -122,7 +122,12 @@ func MetricNames() []string {
 
 // Options configure an Exporter.
 type Options struct {
-	FS      *hostfs.FS // nil: the live host
+	FS *hostfs.FS // nil: the live host
+	// Answers replaces what inspect asks the running kernel (netlink,
+	// ethtool, the IRQ affinity probe) with a snapshot's
+	// (inspect.ReplayAnswers): with FS a snapshot's tree, the exporter
+	// serves that snapshot's metrics. nil: ask the kernel each snapshot.
+	Answers *inspect.Answers
 	Version string
 	Log     *log.Logger
 	// Observe, when set, starts the background observation with these
@@ -137,6 +142,7 @@ type Options struct {
 // Exporter is a prometheus.Collector.
 type Exporter struct {
 	fs      *hostfs.FS
+	answers *inspect.Answers // replayed; nil: live
 	version string
 	log     *log.Logger
 
@@ -161,7 +167,7 @@ type Exporter struct {
 // An observation that cannot start (not root, no tracefs) is not fatal: the
 // other collectors still serve, and collector_up{collector="observe"} is 0.
 func New(ctx context.Context, opts Options) *Exporter {
-	e := &Exporter{fs: opts.FS, version: opts.Version, log: opts.Log,
+	e := &Exporter{fs: opts.FS, answers: opts.Answers, version: opts.Version, log: opts.Log,
 		probes: map[string]string{}, failed: map[string]string{}}
 	if e.fs == nil {
 		e.fs = hostfs.Live()
@@ -353,7 +359,10 @@ var errNoSnapshot = errors.New("no inspect snapshot this scrape (see collector i
 func (e *Exporter) inspect() (*inspect.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
-	a := inspect.LiveAnswers(e.fs)
+	a := e.answers
+	if a == nil {
+		a = inspect.LiveAnswers(e.fs)
+	}
 	for k, v := range e.probes {
 		a.AffinityProbes[k] = v
 	}
