@@ -22,7 +22,8 @@
 #                one prints on every snapshot fixture (run by make check)
 #   make bpf     regenerate the committed eBPF objects with Debian 12's clang
 #   make promtool-check   promtool checks contrib/prometheus's alert rules and
-#                runs their unit tests (run by make check)
+#                runs their unit tests, and lints the exporter's golden
+#                /metrics (run by make check)
 #   make experiments-check   recompute every table in docs/results.md from the
 #                raw files under experiments/ and fail on a difference
 #                (make test runs it too); make experiments-update rewrites them
@@ -166,13 +167,18 @@ cross-check: cross
 	scripts/cross-fixtures.sh dist/wirespeed-linux-amd64 dist/wirespeed-linux-arm64
 
 # The alert rules (contrib/prometheus): promtool's syntax check and the
-# rules' unit tests. promtool is in Debian's prometheus package; without it
-# this notes the skip and passes.
+# rules' unit tests; and the exporter's golden /metrics of every snapshot
+# fixture (internal/exporter/testdata/golden) through promtool's metrics
+# lint. promtool is in Debian's prometheus package; without it this notes
+# the skip and passes.
 promtool-check:
 	@if command -v promtool >/dev/null; then \
 		promtool check rules contrib/prometheus/wirespeed.rules.yml && \
-		promtool test rules contrib/prometheus/wirespeed.rules.test.yml; \
-	else echo "note: the alert rules' tests skipped (no promtool): apt-get install --no-install-recommends prometheus"; fi
+		promtool test rules contrib/prometheus/wirespeed.rules.test.yml && \
+		for f in internal/exporter/testdata/golden/*.prom; do \
+			promtool check metrics < $$f || { echo "promtool check metrics: $$f" >&2; exit 1; }; \
+		done; \
+	else echo "note: the alert rules' tests and the golden /metrics lint skipped (no promtool): apt-get install --no-install-recommends prometheus"; fi
 
 experiments-check:
 	$(GO) test -count=1 ./experiments/...

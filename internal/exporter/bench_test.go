@@ -78,7 +78,7 @@ func BenchmarkProcfsReaders(b *testing.B) {
 // runs when the snapshot or the observation is new.
 func BenchmarkDoctor(b *testing.B) {
 	e := New(context.Background(), Options{})
-	snap, err := e.inspect()
+	snap, err := e.colls.inspect.inspect()
 	if err != nil {
 		b.Fatal(err)
 	}

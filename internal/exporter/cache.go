@@ -36,28 +36,23 @@ type snapCache struct {
 	err  error
 	at   time.Time
 	gen  uint64 // counts full snapshots; doctor's cache keys on it
-
-	// doctor's last report, for snapshot generation gen and observation obs
-	docGen uint64
-	docObs any
-	docOK  bool
 }
 
 // snapshot returns the snapshot for this scrape: the cached one with its
 // moving parts re-read, or a new full one.
-func (e *Exporter) snapshot() (*inspect.Snapshot, error) {
-	c := &e.cache
+func (ic *inspectCollector) snapshot() (*inspect.Snapshot, error) {
+	c := &ic.cache
 	now := time.Now()
 	// a notification arriving while the new snapshot is taken stays set for
 	// the next scrape; a snapshot that was partly read is not kept
 	notified := c.dirty.Swap(false)
 	full := c.snap == nil || c.err != nil || c.refresh <= 0 || now.Sub(c.at) >= c.refresh || notified
-	if !full && !e.refreshMoving(c.snap) {
+	if !full && !ic.refreshMoving(c.snap) {
 		full = true
 	}
 	if full {
-		e.files.closeAll()
-		c.snap, c.err = e.inspect()
+		ic.files.closeAll()
+		c.snap, c.err = ic.inspect()
 		c.at = now
 		c.gen++
 	}
@@ -68,15 +63,15 @@ func (e *Exporter) snapshot() (*inspect.Snapshot, error) {
 // scrapes. It returns false when the snapshot no longer describes the host
 // (a device gone, its threaded switch moved): then the caller takes a new
 // one.
-func (e *Exporter) refreshMoving(s *inspect.Snapshot) bool {
+func (ic *inspectCollector) refreshMoving(s *inspect.Snapshot) bool {
 	var in *procfs.Interrupts
-	if b, err := e.files.read("/proc/interrupts"); err == nil {
+	if b, err := ic.files.read("/proc/interrupts"); err == nil {
 		in, _ = procfs.ParseInterrupts(b)
 	}
 	for i := range s.Devices {
 		d := &s.Devices[i]
 		base := "/sys/class/net/" + d.Name
-		if !e.sameKnobs(d) {
+		if !ic.sameKnobs(d) {
 			return false
 		}
 		for j := range d.TXQueues {
@@ -93,7 +88,7 @@ func (e *Exporter) refreshMoving(s *inspect.Snapshot) bool {
 				if *f.v == nil {
 					continue
 				}
-				t, err := e.files.readString(dir + f.name)
+				t, err := ic.files.readString(dir + f.name)
 				if err != nil {
 					return false // the queue is gone
 				}
@@ -132,26 +127,26 @@ func (e *Exporter) refreshMoving(s *inspect.Snapshot) bool {
 // and threads come and go with threaded), RPS and XPS masks and the IRQs'
 // affinity - what tune and irqbalance change without a link notification,
 // and what doctor's findings rest on.
-func (e *Exporter) sameKnobs(d *inspect.Device) bool {
+func (ic *inspectCollector) sameKnobs(d *inspect.Device) bool {
 	base := "/sys/class/net/" + d.Name
 	for _, k := range []struct{ file, was string }{{"threaded", d.NAPISysfs.Threaded},
 		{"gro_flush_timeout", d.NAPISysfs.GROFlushTimeout}, {"napi_defer_hard_irqs", d.NAPISysfs.NAPIDeferHardIRQs}} {
-		if k.was != "" && e.files.rawOrErr(base+"/"+k.file) != k.was {
+		if k.was != "" && ic.files.rawOrErr(base+"/"+k.file) != k.was {
 			return false
 		}
 	}
 	for _, q := range d.RXQueues {
-		if v, _ := e.files.asRecorded(base + "/queues/" + q.Name + "/rps_cpus"); v != q.RPSCPUs {
+		if v, _ := ic.files.asRecorded(base + "/queues/" + q.Name + "/rps_cpus"); v != q.RPSCPUs {
 			return false
 		}
 	}
 	for _, q := range d.TXQueues {
-		if v, _ := e.files.asRecorded(base + "/queues/" + q.Name + "/xps_cpus"); v != q.XPSCPUs {
+		if v, _ := ic.files.asRecorded(base + "/queues/" + q.Name + "/xps_cpus"); v != q.XPSCPUs {
 			return false
 		}
 	}
 	for _, q := range d.IRQs {
-		if v, _ := e.files.asRecorded(fmt.Sprintf("/proc/irq/%d/smp_affinity", q.Number)); v != q.SMPAffinity {
+		if v, _ := ic.files.asRecorded(fmt.Sprintf("/proc/irq/%d/smp_affinity", q.Number)); v != q.SMPAffinity {
 			return false
 		}
 	}
@@ -162,7 +157,7 @@ func (e *Exporter) sameKnobs(d *inspect.Device) bool {
 // (RTM_NEWLINK, RTM_DELLINK: devices added, removed, renamed, up or down,
 // features or MTU changed) and qdisc notification until ctx ends. Without the socket the cache
 // still refreshes every refresh interval.
-func (e *Exporter) watchLinks(ctx context.Context) error {
+func (ic *inspectCollector) watchLinks(ctx context.Context) error {
 	conn, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{Groups: unix.RTMGRP_LINK | unix.RTMGRP_TC})
 	if err != nil {
 		return err
@@ -175,10 +170,10 @@ func (e *Exporter) watchLinks(ctx context.Context) error {
 		for {
 			_, err := conn.Receive()
 			// ENOBUFS: notifications were lost - refresh as for one
-			e.cache.dirty.Store(true)
+			ic.cache.dirty.Store(true)
 			if err != nil && (ctx.Err() != nil || !errors.Is(err, unix.ENOBUFS)) {
 				if ctx.Err() == nil {
-					e.log.Printf("link notifications: %v; the snapshot now refreshes every %s only", err, e.cache.refresh)
+					ic.log.Printf("link notifications: %v; the snapshot now refreshes every %s only", err, ic.cache.refresh)
 				}
 				return
 			}

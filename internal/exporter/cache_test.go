@@ -34,8 +34,8 @@ func TestSnapshotCache(t *testing.T) {
 	defer snap.Close()
 	e := New(context.Background(), Options{FS: snap.FS, Refresh: 1 << 40})
 	m := scrape(t, e)
-	if e.cache.gen != 1 {
-		t.Fatalf("first scrape: %d full snapshots, want 1", e.cache.gen)
+	if e.colls.inspect.cache.gen != 1 {
+		t.Fatalf("first scrape: %d full snapshots, want 1", e.colls.inspect.cache.gen)
 	}
 	const inflight = `wirespeed_bql_inflight_bytes{device="usb0",queue="tx-0"} `
 	if !strings.Contains(m, inflight) {
@@ -60,8 +60,8 @@ func TestSnapshotCache(t *testing.T) {
 		t.Fatal("no xhci line in the fixture's /proc/interrupts")
 	}
 	m = scrape(t, e)
-	if e.cache.gen != 1 {
-		t.Errorf("a scrape with nothing structural changed took a full snapshot (%d)", e.cache.gen)
+	if e.colls.inspect.cache.gen != 1 {
+		t.Errorf("a scrape with nothing structural changed took a full snapshot (%d)", e.colls.inspect.cache.gen)
 	}
 	if !strings.Contains(m, inflight+"4242\n") {
 		t.Errorf("BQL inflight not re-read from the cached snapshot:\n%s", grepLines(m, "bql_inflight"))
@@ -70,7 +70,7 @@ func TestSnapshotCache(t *testing.T) {
 		t.Errorf("interrupt counts of IRQ %s not re-read:\n%s", irq, grepLines(m, "device_interrupts_total"))
 	}
 
-	want := e.cache.gen
+	want := e.colls.inspect.cache.gen
 	for _, k := range []struct{ file, value string }{
 		{"/sys/class/net/usb0/threaded", "1"},
 		{"/sys/class/net/usb0/queues/rx-0/rps_cpus", "2"},
@@ -79,25 +79,25 @@ func TestSnapshotCache(t *testing.T) {
 	} {
 		writeIn(t, snap.FS, k.file, k.value+"\n")
 		scrape(t, e)
-		if want++; e.cache.gen != want {
-			t.Errorf("%s moved: %d full snapshots, want %d", k.file, e.cache.gen, want)
+		if want++; e.colls.inspect.cache.gen != want {
+			t.Errorf("%s moved: %d full snapshots, want %d", k.file, e.colls.inspect.cache.gen, want)
 		}
 		scrape(t, e)
-		if e.cache.gen != want {
-			t.Errorf("after %s moved, the next scrape took a full snapshot again (%d)", k.file, e.cache.gen)
+		if e.colls.inspect.cache.gen != want {
+			t.Errorf("after %s moved, the next scrape took a full snapshot again (%d)", k.file, e.colls.inspect.cache.gen)
 		}
 	}
-	e.cache.refresh = -1
+	e.colls.inspect.cache.refresh = -1
 	scrape(t, e)
-	if want++; e.cache.gen != want {
-		t.Errorf("refresh < 0: %d full snapshots, want %d", e.cache.gen, want)
+	if want++; e.colls.inspect.cache.gen != want {
+		t.Errorf("refresh < 0: %d full snapshots, want %d", e.colls.inspect.cache.gen, want)
 	}
 	// a partly read snapshot is not kept
-	e.cache.refresh = 1 << 40
-	e.cache.err = errors.New("partly read")
+	e.colls.inspect.cache.refresh = 1 << 40
+	e.colls.inspect.cache.err = errors.New("partly read")
 	scrape(t, e)
-	if want++; e.cache.gen != want {
-		t.Errorf("after a partly read snapshot: %d full snapshots, want %d", e.cache.gen, want)
+	if want++; e.colls.inspect.cache.gen != want {
+		t.Errorf("after a partly read snapshot: %d full snapshots, want %d", e.colls.inspect.cache.gen, want)
 	}
 }
 
@@ -120,10 +120,10 @@ func TestSnapshotCacheKnobErrors(t *testing.T) {
 	e := New(context.Background(), Options{FS: snap.FS, Refresh: 1 << 40})
 	scrape(t, e)
 	scrape(t, e)
-	if e.cache.gen != 1 {
-		t.Errorf("two scrapes of an unchanged host: %d full snapshots, want 1", e.cache.gen)
+	if e.colls.inspect.cache.gen != 1 {
+		t.Errorf("two scrapes of an unchanged host: %d full snapshots, want 1", e.colls.inspect.cache.gen)
 	}
-	for _, d := range e.cache.snap.Devices {
+	for _, d := range e.colls.inspect.cache.snap.Devices {
 		if d.Name == "usb0" && !strings.HasPrefix(d.NAPISysfs.GROFlushTimeout, "error:") {
 			t.Errorf("usb0's gro_flush_timeout reads %q; this test wants a knob that answers an error", d.NAPISysfs.GROFlushTimeout)
 		}

@@ -138,15 +138,127 @@ func TestScrapeLiveHost(t *testing.T) {
 	}
 }
 
-func TestMetricNames(t *testing.T) {
-	names := MetricNames()
-	if len(names) != len(allDescs) {
-		t.Fatalf("%d names for %d descriptions", len(names), len(allDescs))
-	}
-	for _, n := range names {
-		if !strings.HasPrefix(n, "wirespeed_") {
-			t.Errorf("metric %q lacks the wirespeed_ prefix", n)
+// mFake is the stand-in collectors' metric.
+var mFake = gaugeMetric("fake", "A stand-in collector's sample.", "collector")
+
+// fakeCollector sends one sample of mFake and fails while err is set.
+type fakeCollector struct {
+	name  string
+	err   error
+	sleep time.Duration
+	runs  int
+}
+
+func (*fakeCollector) metrics() []*metric { return []*metric{mFake} }
+
+func (f *fakeCollector) update(ch chan<- prometheus.Metric, _ *reading) error {
+	f.runs++
+	time.Sleep(f.sleep)
+	mFake.send(ch, 1, f.name)
+	return f.err
+}
+
+// uncheckedFunc is a collector client_golang does not check against a
+// description (it describes nothing), so that only a Gather runs it.
+type uncheckedFunc func(ch chan<- prometheus.Metric)
+
+func (uncheckedFunc) Describe(chan<- *prometheus.Desc)      {}
+func (f uncheckedFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
+
+// TestRegistryReports runs the registry over two stand-in collectors: each
+// runs once per reading and gets one up and one duration sample (a failing
+// one too, its metrics still sent), its time is its own, and a failure is
+// logged once until it changes or the collector recovers.
+func TestRegistryReports(t *testing.T) {
+	var logBuf strings.Builder
+	slow := &fakeCollector{name: "slow", sleep: 20 * time.Millisecond}
+	bad := &fakeCollector{name: "bad", err: errors.New("no such file")}
+	r := newRegistry([]named{{"slow", slow}, {"bad", bad}}, log.New(&logBuf, "", 0))
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(uncheckedFunc(r.run))
+	read := func() map[string]float64 {
+		mfs, err := reg.Gather() // fails on a series sent twice
+		if err != nil {
+			t.Fatal(err)
 		}
+		out := map[string]float64{}
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				k := mf.GetName()
+				for _, l := range m.GetLabel() {
+					k += "/" + l.GetValue()
+				}
+				out[k] = m.GetGauge().GetValue()
+			}
+		}
+		return out
+	}
+	got := read()
+	for k, v := range map[string]float64{"wirespeed_collector_up/slow": 1, "wirespeed_collector_up/bad": 0,
+		"wirespeed_fake/slow": 1, "wirespeed_fake/bad": 1} {
+		if w, ok := got[k]; !ok || w != v {
+			t.Errorf("%s = %v (sent: %v), want %v", k, w, ok, v)
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("one reading sent %d series, want 6 (each collector's sample, up and duration): %v", len(got), got)
+	}
+	if d := got["wirespeed_collector_duration_seconds/slow"]; d < 0.02 || d > 5 {
+		t.Errorf("slow collector's duration %v s, want its 20 ms sleep", d)
+	}
+	if d := got["wirespeed_collector_duration_seconds/bad"]; d >= 0.02 {
+		t.Errorf("bad collector's duration %v s includes the slow one's", d)
+	}
+	read()
+	if n := strings.Count(logBuf.String(), "collector bad: no such file"); n != 1 {
+		t.Errorf("the failure logged %d times over two readings, want once:\n%s", n, logBuf.String())
+	}
+	bad.err = nil
+	if got := read(); got["wirespeed_collector_up/bad"] != 1 {
+		t.Errorf("bad collector recovered, up = %v", got["wirespeed_collector_up/bad"])
+	}
+	if !strings.Contains(logBuf.String(), "collector bad: works again") {
+		t.Errorf("recovery not logged:\n%s", logBuf.String())
+	}
+	if slow.runs != 3 || bad.runs != 3 {
+		t.Errorf("three readings ran the collectors %d and %d times", slow.runs, bad.runs)
+	}
+	if strings.Contains(logBuf.String(), "collector slow") {
+		t.Errorf("a collector that never failed was logged:\n%s", logBuf.String())
+	}
+}
+
+// TestMetricsDescribed: Describe sends exactly the exporter's metrics, each
+// name once, every collector declares what it sends, and the collectors a
+// reading runs are the ones Collectors names, in its order.
+func TestMetricsDescribed(t *testing.T) {
+	e := New(context.Background(), Options{FS: hostfs.Dir(t.TempDir())})
+	ch := make(chan *prometheus.Desc, 256)
+	e.Describe(ch)
+	close(ch)
+	descs := map[*prometheus.Desc]bool{}
+	for d := range ch {
+		descs[d] = true
+	}
+	names := map[string]bool{}
+	for _, m := range allMetrics() {
+		if names[m.name] {
+			t.Errorf("%s declared twice", m.name)
+		}
+		names[m.name] = true
+		if !descs[m.desc] {
+			t.Errorf("Describe does not send %s", m.name)
+		}
+	}
+	if len(descs) != len(names) {
+		t.Errorf("Describe sent %d descriptors for %d metrics", len(descs), len(names))
+	}
+	var order []string
+	for _, n := range e.colls.ordered() {
+		order = append(order, n.name)
+	}
+	if strings.Join(order, " ") != strings.Join(Collectors, " ") {
+		t.Errorf("a reading runs %v, Collectors lists %v", order, Collectors)
 	}
 }
 
@@ -203,9 +315,17 @@ func TestObservedMetrics(t *testing.T) {
 		{Name: "eth9", GROSegments: 50, Delivered: 20, GRORatio: &ratio, RXPath: observe.PathNAPIGRO},
 		{Name: "idle0", RXPath: observe.PathIdle},
 	}}, nil, time.Now())
-	e := &Exporter{obs: o, obsSample: 0.1}
+	c := &observeCollector{obs: o, sample: 0.1}
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(collectorFunc(func(ch chan<- prometheus.Metric) { e.observed(ch, o.snapshot()) }))
+	reg.MustRegister(collectorFunc(func(ch chan<- prometheus.Metric) {
+		r := &reading{}
+		if err := c.update(ch, r); err != nil {
+			t.Error(err)
+		}
+		if r.obs == nil || r.obs.DurationSec != 10 {
+			t.Errorf("the reading got observation %+v, want the last interval's", r.obs)
+		}
+	}))
 	want := `
 # HELP wirespeed_gro_coalescing_ratio Segments entering GRO per skb delivered, over the last observation interval (1: no coalescing).
 # TYPE wirespeed_gro_coalescing_ratio gauge
@@ -239,10 +359,10 @@ func TestDoctorFindings(t *testing.T) {
 			{ID: "governor-powersave", Severity: doctor.Info},
 		}}, nil
 	}
-	e := &Exporter{}
+	c := &doctorCollector{}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(collectorFunc(func(ch chan<- prometheus.Metric) {
-		if err := e.doctor(ch, &inspect.Snapshot{}, nil); err != nil {
+		if err := c.update(ch, &reading{snap: &inspect.Snapshot{}, gen: 1}); err != nil {
 			t.Error(err)
 		}
 	}))

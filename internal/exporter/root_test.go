@@ -428,8 +428,8 @@ func TestObservationInProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := New(ctx, Options{Observe: &observe.Options{Light: true, Sample: 0.5}, Interval: time.Second})
 	defer func() { cancel(); e.Wait() }()
-	if e.obs == nil {
-		t.Fatalf("observation did not start: %v", e.obsErr)
+	if e.colls.observe.obs == nil {
+		t.Fatalf("observation did not start: %v", e.colls.observe.err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
