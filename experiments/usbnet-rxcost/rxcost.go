@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package usbnetrxcost recomputes docs/results.md's tables of issue 33
+// (usbnet RX cost): threaded vs softirq polling of the series' NAPI poll
+// against stock, from the boots' raw files under data/.
+package usbnetrxcost
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/wirespeed/wirespeed/experiments"
+	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/internal/bench"
+)
+
+func init() {
+	experiments.Register(experiments.Experiment{Name: "usbnet-rxcost", Tables: tables})
+}
+
+func tables(dir string) (map[string]string, error) {
+	d := filepath.Join(dir, "data", "threaded-7.3.4-2026-11-26")
+	out := map[string]string{}
+	for _, arch := range []string{"amd64", "arm64"} {
+		t, err := threadedTable(filepath.Join(d, arch))
+		if err != nil {
+			return nil, err
+		}
+		out["threaded-"+arch] = t
+	}
+	return out, nil
+}
+
+// minLoadWindow: a boot's CPU figure needs bench's load window to span at
+// least half of the 8 s load (PLAN.md).
+const minLoadWindow = 4.0
+
+// boot is one boot's figures, or why it does not count.
+type boot struct {
+	side  r2.RXSide
+	valid bool
+	why   string
+}
+
+func readBoot(run string) (boot, error) {
+	s, ok, err := r2.ReadRXSide(run)
+	if err != nil {
+		return boot{}, err
+	}
+	if !ok {
+		return boot{why: "failed or incomplete"}, nil
+	}
+	if !s.HasCPU {
+		return boot{why: "no CPU samples"}, nil
+	}
+	r, err := r2.FirstRun(run, "receive")
+	if err != nil {
+		return boot{}, err
+	}
+	if w := loadWindow(r); w < minLoadWindow {
+		return boot{why: fmt.Sprintf("load window %.1f s", w)}, nil
+	}
+	return boot{side: s, valid: true}, nil
+}
+
+func loadWindow(r *bench.Run) float64 {
+	if r == nil || r.Load == nil {
+		return 0
+	}
+	return r.Load.To - r.Load.From
+}
+
+// threadedTable is a row per rep (stock, softirq, threaded) and a row of
+// the per-rep ratios' medians.
+func threadedTable(dir string) (string, error) {
+	reps, err := r2.Reps(dir, "stock")
+	if err != nil {
+		return "", err
+	}
+	if len(reps) == 0 {
+		return "", fmt.Errorf("%s: no stock-N runs", dir)
+	}
+	var rows [][]string
+	var thrTP, thrCPU, softTP, softCPU []float64
+	cell := func(b boot) string {
+		if !b.valid {
+			return "n/a (" + b.why + ")"
+		}
+		return fmt.Sprintf("%.1f / %.3f / %.1f", b.side.Mbit, b.side.BusyPerMbit, b.side.GRORatio)
+	}
+	for _, i := range reps {
+		var b [3]boot
+		for k, name := range []string{"stock", "softirq", "threaded"} {
+			if b[k], err = readBoot(filepath.Join(dir, fmt.Sprintf("%s-%d", name, i))); err != nil {
+				return "", err
+			}
+		}
+		st, so, th := b[0], b[1], b[2]
+		ratio := func(x, y boot, f func(r2.RXSide) float64, acc *[]float64) string {
+			if !x.valid || !y.valid {
+				return "n/a"
+			}
+			v := f(x.side) / f(y.side)
+			*acc = append(*acc, v)
+			return r2.F(v, 3)
+		}
+		mbit := func(s r2.RXSide) float64 { return s.Mbit }
+		cpu := func(s r2.RXSide) float64 { return s.BusyPerMbit }
+		rows = append(rows, []string{strconv.Itoa(i), cell(st), cell(so), cell(th),
+			ratio(so, st, mbit, &softTP), ratio(so, st, cpu, &softCPU),
+			ratio(th, so, mbit, &thrTP), ratio(th, so, cpu, &thrCPU)})
+	}
+	med := func(xs []float64) string {
+		if len(xs) == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%s (of %d)", r2.F(r2.Median(xs), 3), len(xs))
+	}
+	rows = append(rows, []string{"median", "", "", "", med(softTP), med(softCPU), med(thrTP), med(thrCPU)})
+	return r2.Table([]string{"rep", "stock: Mbit/s / busy % per Mbit/s / GRO segs per skb", "ours softirq: same",
+		"ours threaded: same", "throughput softirq/stock", "busy per Mbit/s softirq/stock",
+		"throughput threaded/softirq", "busy per Mbit/s threaded/softirq"}, rows), nil
+}
