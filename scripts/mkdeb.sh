@@ -7,7 +7,7 @@
 #       for DKMS)
 # with dpkg-deb (see docs/packaging.md for why not nfpm or debhelper), then
 # runs lintian on all three when it is installed (LINTIAN=0 skips it).
-# --version only prints the Debian version made from git describe.
+# --version only prints the version (scripts/version.sh).
 #
 # The files of a package come from packaging/PACKAGE/ (control.in,
 # maintainer scripts, copyright, lintian-overrides) and the tree. A file
@@ -18,29 +18,11 @@ die() { echo "mkdeb: $*" >&2; exit 1; }
 GO="${GO:-go}"
 
 # --- the version ------------------------------------------------------------
-# git describe, Debian-valid (native packages: no revision):
-#   v1.2.3 (on the tag)          -> 1.2.3
-#   v1.2.3-5-gabc1234            -> 1.2.3+git.5.abc1234
-#   no tag yet: abc1234          -> 0.0~git20261124.023519.abc1234 (commit time, UTC)
-#   any of them with -dirty      -> ...+dirty
-# Later commits sort later (dpkg --compare-versions): the count after a tag
-# grows, and without tags the commit time does.
-deb_version() {
-	local d dirty="" base n h t
-	d="$(git describe --tags --long --dirty --always --match 'v[0-9]*' 2>/dev/null)" ||
-		die "git describe failed: make deb needs the git tree (a clean clone works)"
-	case "$d" in *-dirty) dirty=+dirty; d="${d%-dirty}" ;; esac
-	if [[ "$d" =~ ^v?([0-9][A-Za-z0-9.+~]*)-([0-9]+)-g([0-9a-f]+)$ ]]; then
-		base="${BASH_REMATCH[1]}" n="${BASH_REMATCH[2]}" h="${BASH_REMATCH[3]}"
-		if [ "$n" = 0 ]; then echo "$base$dirty"; else echo "$base+git.$n.$h$dirty"; fi
-	elif [[ "$d" =~ ^[0-9a-f]+$ ]]; then
-		t="$(TZ=UTC git log -1 --format=%cd --date=format-local:%Y%m%d.%H%M%S HEAD)"
-		echo "0.0~git$t.$d$dirty"
-	else
-		die "git describe says '$d', which mkdeb cannot map to a Debian version"
-	fi
-}
-VERSION="$(deb_version)"
+# scripts/version.sh: MAJOR.MINOR.PATCH on a vMAJOR.MINOR.PATCH tag,
+# MAJOR.MINOR.PATCH+gitN.HASH N commits after it, 0.0.0+gitTIME.HASH
+# without one; semver and Debian-valid (native packages: no revision), and
+# later commits sort later. The binary's --version says the same.
+VERSION="$(scripts/version.sh)" || die "no version (above): make deb needs the git tree (a clean clone works)"
 if [ "${1:-}" = --version ]; then echo "$VERSION"; exit 0; fi
 [ $# = 0 ] || die "usage: $0 [--version]"
 
