@@ -31,7 +31,8 @@
 #                one run into experiments/selfbench/data (root, ~11 min)
 
 GO       ?= go
-VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+# MAJOR.MINOR.PATCH[+gitN.HASH] from the vMAJOR.MINOR.PATCH tags (CHANGELOG.md)
+VERSION  ?= $(shell scripts/version.sh 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X github.com/wirespeed/wirespeed/internal/cli.Version=$(VERSION)
 # Packages are installed with --no-install-recommends: with recommends on,
 # wireguard-tools pulls wireguard-modules, which apt satisfies with a kernel

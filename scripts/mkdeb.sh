@@ -7,40 +7,23 @@
 #       for DKMS)
 # with dpkg-deb (see docs/packaging.md for why not nfpm or debhelper), then
 # runs lintian on all three when it is installed (LINTIAN=0 skips it).
-# --version only prints the Debian version made from git describe.
+# --version only prints the version (scripts/version.sh).
 #
 # The files of a package come from packaging/PACKAGE/ (control.in,
-# maintainer scripts, copyright, lintian-overrides) and the tree. A file
-# the package must carry and that is missing fails the build, naming it.
+# maintainer scripts, copyright, lintian-overrides; wirespeed's go-modules)
+# and the tree. A file the package must carry and that is missing fails the
+# build, naming it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 die() { echo "mkdeb: $*" >&2; exit 1; }
 GO="${GO:-go}"
 
 # --- the version ------------------------------------------------------------
-# git describe, Debian-valid (native packages: no revision):
-#   v1.2.3 (on the tag)          -> 1.2.3
-#   v1.2.3-5-gabc1234            -> 1.2.3+git.5.abc1234
-#   no tag yet: abc1234          -> 0.0~git20261124.023519.abc1234 (commit time, UTC)
-#   any of them with -dirty      -> ...+dirty
-# Later commits sort later (dpkg --compare-versions): the count after a tag
-# grows, and without tags the commit time does.
-deb_version() {
-	local d dirty="" base n h t
-	d="$(git describe --tags --long --dirty --always --match 'v[0-9]*' 2>/dev/null)" ||
-		die "git describe failed: make deb needs the git tree (a clean clone works)"
-	case "$d" in *-dirty) dirty=+dirty; d="${d%-dirty}" ;; esac
-	if [[ "$d" =~ ^v?([0-9][A-Za-z0-9.+~]*)-([0-9]+)-g([0-9a-f]+)$ ]]; then
-		base="${BASH_REMATCH[1]}" n="${BASH_REMATCH[2]}" h="${BASH_REMATCH[3]}"
-		if [ "$n" = 0 ]; then echo "$base$dirty"; else echo "$base+git.$n.$h$dirty"; fi
-	elif [[ "$d" =~ ^[0-9a-f]+$ ]]; then
-		t="$(TZ=UTC git log -1 --format=%cd --date=format-local:%Y%m%d.%H%M%S HEAD)"
-		echo "0.0~git$t.$d$dirty"
-	else
-		die "git describe says '$d', which mkdeb cannot map to a Debian version"
-	fi
-}
-VERSION="$(deb_version)"
+# scripts/version.sh: MAJOR.MINOR.PATCH on a vMAJOR.MINOR.PATCH tag,
+# MAJOR.MINOR.PATCH+gitN.HASH N commits after it, 0.0.0+gitTIME.HASH
+# without one; semver and Debian-valid (native packages: no revision), and
+# later commits sort later. The binary's --version says the same.
+VERSION="$(scripts/version.sh)" || die "no version (above): make deb needs the git tree (a clean clone works)"
 if [ "${1:-}" = --version ]; then echo "$VERSION"; exit 0; fi
 [ $# = 0 ] || die "usage: $0 [--version]"
 
@@ -126,12 +109,73 @@ doc_files() { # STAGE PACKAGE
 	fi
 }
 
+# dep5_text FILE: the file as the continuation lines of a DEP-5 field - a
+# space before each line, " ." for an empty one, no blank lines at either
+# end, in UTF-8 (a Latin-1 file is converted).
+dep5_text() {
+	local conv=cat
+	iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1 || conv="iconv -f ISO-8859-1 -t UTF-8"
+	$conv "$1" | sed -e 's/[[:space:]]*$//' | awk '
+		NF == 0 { if (seen) blank++; next }
+		{ for (; blank > 0; blank--) print " ."; seen = 1; print " " $0 }'
+}
+
+# trim TEXT: without its leading and trailing blanks.
+trim() {
+	local s="$1"
+	s="${s#"${s%%[![:space:]]*}"}"
+	printf '%s' "${s%"${s##*[![:space:]]}"}"
+}
+
+# module_paragraph MODULE VERSION: the module's DEP-5 paragraph, from its
+# line in packaging/wirespeed/go-modules and its files in the module cache.
+module_paragraph() {
+	local m="$1" v="$2" line lic files holders dir f notice="" first=1 h
+	line="$(awk -F ' [|] ' -v m="$m" '$1 == m' packaging/wirespeed/go-modules)"
+	if [ -z "$line" ]; then
+		echo "mkdeb: the binary links the Go module $m $v, which packaging/wirespeed/go-modules does not list: add its licence there" >&2
+		return 1
+	fi
+	IFS='|' read -r _ lic files holders <<<"$line"
+	lic="$(trim "$lic")" files="$(trim "$files")" holders="$(trim "$holders")"
+	dir="$("$GO" mod download -json "$m@$v" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+	[ -d "$dir" ] || { echo "mkdeb: $m $v is not in the module cache (go mod download $m@$v)" >&2; return 1; }
+	echo "Files: vendor/$m/*"
+	while IFS= read -r h; do
+		if [ $first = 1 ]; then echo "Copyright: $h"; first=0; else echo " $h"; fi
+	done < <(echo "$holders" | tr ';' '\n' | sed 's/^ *//')
+	echo "License: $lic"
+	for f in $files; do
+		[ "$f" = - ] && continue
+		[ -f "$dir/$f" ] || { echo "mkdeb: $m $v has no $f (packaging/wirespeed/go-modules)" >&2; return 1; }
+		case "$f" in NOTICE*) notice="$notice $f" ;; *) dep5_text "$dir/$f" ;; esac
+	done
+	echo "Comment: The Go module $m $v, linked into /usr/bin/wirespeed."
+	for f in $notice; do
+		echo " Its $f file:"
+		dep5_text "$dir/$f"
+	done
+	echo
+}
+
 # --- wirespeed_VERSION_ARCH.deb -------------------------------------------
 man="$work/wirespeed.8"
 "$self" __man >"$man" || die "$self __man failed"
 "$self" __completion bash >"$work/completion" || die "$self __completion bash failed"
-modules="$("$GO" version -m "$self" 2>/dev/null | awk '$1 == "dep" { printf " %s %s\n", $2, $3 }')"
-[ -n "$modules" ] || die "$GO version -m $self lists no modules"
+# The copyright file (DEP-5): packaging/wirespeed/copyright with a
+# paragraph for the Go standard library and one per module the binary
+# links, each with its licence text from the module cache.
+"$GO" version -m "$self" 2>/dev/null | awk '$1 == "dep" { print $2, $3 }' >"$work/modules"
+[ -s "$work/modules" ] || die "$GO version -m $self lists no modules"
+dep5_text "$("$GO" env GOROOT)/LICENSE" >"$work/golicense"
+go_version="$("$GO" version "$self" | awk '{ print $NF }')"
+while read -r m v; do
+	module_paragraph "$m" "$v" || die "no copyright paragraph for the Go module $m (above)"
+done <"$work/modules" >"$work/modules.dep5"
+awk -v gv="$go_version" -v lic="$work/golicense" -v mods="$work/modules.dep5" '
+	$0 == "@GOLICENSE@" { while ((getline l < lic) > 0) print l; next }
+	$0 == "@GOMODULES@" { while ((getline l < mods) > 0) print l; next }
+	{ gsub(/@GOVERSION@/, gv); print }' packaging/wirespeed/copyright >"$work/copyright"
 for arch in amd64 arm64; do
 	st="$work/wirespeed-$arch"
 	install -d -m 755 "$st/usr/bin" "$st/usr/share/man/man8" "$st/usr/share/bash-completion/completions" \
@@ -146,7 +190,7 @@ for arch in amd64 arm64; do
 	install -m 644 "$RULES" "$st/usr/share/wirespeed/prometheus/wirespeed.rules.yml"
 	install -m 644 packaging/wirespeed/wirespeed-exporter.service "$st/lib/systemd/system/"
 	doc_files "$st" wirespeed
-	awk -v m="$modules" '{ if ($0 == "@GOMODULES@") print m; else print }' packaging/wirespeed/copyright >"$st/usr/share/doc/wirespeed/copyright"
+	install -m 644 "$work/copyright" "$st/usr/share/doc/wirespeed/copyright"
 	chmod 644 "$st/usr/share/doc/wirespeed/copyright"
 	finish "$st" wirespeed "$arch"
 done
