@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # wirespeed - see README.md. Targets:
 #   make setup   install what make run needs on a fresh Debian machine (never
 #                a kernel, no recommends), then build

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package experiments holds wirespeed's published experiments. Each one lives
 // in its own directory, experiments/NAME/, with:
 //

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Fails if installing the given packages the way 'make setup',
 # 'make setup-test' and 'make setup-lab' do (apt-get install --no-install-recommends) would
 # install a kernel image: apt's simulation lists every package it would

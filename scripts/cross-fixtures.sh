@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cross-fixtures.sh AMD64_BIN ARM64_BIN - run the arm64 binary under
 # qemu-user on every snapshot fixture (testdata/snapshots/*.tar.gz) with each
 # command that reads a snapshot (inspect --from, doctor --from; text and

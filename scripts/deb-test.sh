@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # deb-test.sh - make deb-test (root): the packages of make deb, tried on a
 # fresh Debian 12, not on this machine.
 #

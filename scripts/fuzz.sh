@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # fuzz.sh [FUZZTIME] - run every Go fuzz target in the tree for FUZZTIME
 # (default 3s) each. Targets are found, not listed: every 'func FuzzX(f
 # *testing.F)' in a *_test.go file under internal/ or cmd/, so a new target is

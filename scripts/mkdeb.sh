@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # mkdeb.sh [--version] - build the Debian packages into dist/ (make deb):
 #   wirespeed_VERSION_amd64.deb, wirespeed_VERSION_arm64.deb   (make cross's
 #       static binaries, man page, bash completion, exporter unit, Grafana

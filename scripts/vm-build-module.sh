@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # vm-build-module.sh SRC_DIR [OUT_DIR] - build an out-of-tree kernel module
 # (SRC_DIR with a Kbuild file) against the Debian kernel headers that
 # 'wirespeed lab vm' fetched into its cache, without installing them.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command wirespeed inspects, observes, benchmarks and tunes the network
 // datapath of a Linux host. All work happens in internal/cli; main only wires
 // signals and the exit code.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package all recomputes every table in docs/results.md from the raw files
 // under experiments/ and fails when the document disagrees.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package arm64lab recomputes docs/results.md's tables of the arm64
 // Pi-class lab (issue 23): what the guest ran, stock vs ours receiving on
 // the Pi 3-class guest, and its usbnet-stress series, from data/.

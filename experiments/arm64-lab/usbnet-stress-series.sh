@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # usbnet-stress-series.sh OUT_DIR RUNS OURS_MODS [LAB_VM_ARGS...] - usbnet-stress,
 # RUNS times each, ours (OURS_MODS as --modules-dir) then stock (the
 # kernel's own modules), interleaved; every boot's files in OUT_DIR/NAME,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs wirespeed on a table of bad inputs and records, per input, the exit
 # code, the first line of stderr and whether anything was changed, into a
 # JSON file. Usage (as root, so the checks past "needs root" are reached):

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package badinputs recomputes docs/results.md's table of bad inputs across
 // all commands (issue 21) from bad-inputs.sh's per-input records.
 package badinputs

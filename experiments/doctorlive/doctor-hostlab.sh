@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # doctor in the host lab, before and after fixing by hand (docs/results.md):
 # a veth receiver with GRO off (netif_rx backlog), RPS off, sender and
 # receiver pinned to CPU0, observed under iperf3 load; then GRO on and RPS

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package doctorlive recomputes docs/results.md's "doctor on live hosts"
 // tables from the reports doctor wrote: data/hostlab/{before,after}.json
 // (doctor-hostlab.sh) and data/vm-usb-nic/{stock,ours}/doctor.json and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # What `wirespeed exporter` costs a busy link: `wirespeed bench` in the host
 # lab (veth pair between two namespaces, receiver GRO on, TCP bulk with
 # iperf3) without and with the exporter running on this host and scraped

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package exporteroverhead recomputes docs/results.md's "Exporter overhead"
 // table from the raw files exporter-overhead.sh wrote: each pair's two bench
 // results (pairN-off.json.gz, pairN-on.json.gz), the exporter's CPU ticks

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs wirespeed on a table of hostile inputs (issue 34) and classifies each
 # outcome as clear, unclear, wrong or hang; the rule is in README.md, and
 # in classify() below. Usage (as root):

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package hostile recomputes docs/results.md's table of the issue 34 sweep
 // of hostile inputs from hostile-sweep.sh's per-case records.
 package hostile

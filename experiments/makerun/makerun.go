@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package makerun recomputes docs/results.md's "make run's repetitions"
 // tables from the two bench results make run wrote, data/seed1-repeat*.json.gz,
 // with bench's own headline (the paired ratio and its interval).

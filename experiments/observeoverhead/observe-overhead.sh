@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Throughput cost of `wirespeed observe` versus no tracing and versus the
 # equivalent bpftrace script (experiments/observeoverhead/observe-equivalent.bt), in a host lab:
 # two namespaces, a veth pair, receiver GRO on (veth NAPI + GRO) and sender

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # self-bench.sh [OUT_DIR] - the instruments' own cost and noise (issue 20)
 # in one run, written as raw files to OUT_DIR (default
 # experiments/selfbench/data/DATE-COMMIT); experiments/selfbench computes

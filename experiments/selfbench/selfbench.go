@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package selfbench computes the table of each make self-bench run
 // (self-bench.sh; issue 20): what wirespeed's instruments cost and how much
 // bench wobbles, from the raw files under data/RUN/.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tunevm recomputes docs/results.md's tables of tune in the VM lab
 // (issue 11): tune apply's verdicts per action and run, and what persist's
 // rule restored after a re-plug, from each run's raw files under data/.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The tune crash harness at full length: SIGKILL 'wirespeed tune apply' at
 # KILLS random points (default 120) on a veth pair in a test namespace and
 # check after each that 'tune revert --all' restores every value byte for

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tunecrash recomputes docs/results.md's "tune: crash safety" table
 // from the harness's tally, data/result.json.
 package tunecrash

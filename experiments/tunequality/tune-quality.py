@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Tuner quality in the host lab: an exhaustive search over the receiver's
 knobs against 'wirespeed tune apply' from the same mistuned start.
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tunequality recomputes docs/results.md's "tune: tuner quality in
 // the host lab" tables from tune-quality.py's raw results, data/runN.json:
 // every trial of the exhaustive search, the tuner's own output, and the

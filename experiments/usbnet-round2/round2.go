@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package usbnetround2 recomputes docs/results.md's tables of usbnet round 2
 // (issue 12): the BQL and capped-RX marks, threaded polling, and RX beyond
 // the capped loop, from the boots' raw files under data/.

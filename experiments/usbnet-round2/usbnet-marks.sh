@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # usbnet-marks.sh OUT_DIR [REPS] - issue 12's marks for kernel/usbnet on the
 # lab's fixed-rate USB bus: stock usbnet vs ours, interleaved (stock, ours,
 # stock, ...), REPS pairs (default 5) of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # usbnet-rx.sh OUT_DIR PHASE... - issue 12's receive figures, stock usbnet vs
 # ours, 5 interleaved pairs (REPS) per phase:
 #   nic-icount     usb-nic receiving from iperf3 on the host, --accel tcg-icount:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package usbnetround3 recomputes docs/results.md's tables of usbnet round 3
 // (issue 18): the BQL mark on 6.12 and 6.1 and the usbnet-stress runs, from
 // the boots' raw files under data/round3-2026-11-23. DKMS, the build matrix

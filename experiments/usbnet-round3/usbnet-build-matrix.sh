@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # usbnet-build-matrix.sh [OUT.json] - kernel/usbnet's build test over the
 # cross product that runs on one amd64 Debian host: each family's series
 # against its own headers, a source of one patch level against headers of

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # usbnet-dkms-check.sh [JSON] [--suite bookworm|trixie] [--root DIR]
 #                      [--fresh-root] [--root-only] [--save-logs DIR]
 #

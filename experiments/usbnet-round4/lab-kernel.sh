@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # lab-kernel.sh KSRC OUT - build the VM lab's own x86_64 kernel of a tree
 # (6.18.19 here: Debian serves no 6.18 headers) with x86_64_defconfig plus
 # lab-kernel.fragment, and lay it out for `wirespeed lab vm --kernel

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """usbnet-ab-summary.py DIR - the per-pair table of docs/results.md (usbnet, stock
 vs ours, and vs ours-softirq where run) from a experiments/usbnetab/usbnet-ab.sh run: for
 usb-gadget and usb-nic (both directions) and bql (send), each repetition where

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # usbnet-ab.sh [OUT_DIR] [REPS] - the evidence for kernel/usbnet: stock
 # usbnet vs ours in the VM lab, interleaved (stock, ours, ours-softirq,
 # stock, ...), REPS boots each (default 5) of usb-gadget and usb-nic (both

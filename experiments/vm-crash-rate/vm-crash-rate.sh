@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # vm-crash-rate.sh OUT ROUNDS NAME=BINARY [NAME=BINARY...]
 #
 # How often does the x86 VM lab's default configuration crash? Boots

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=sh
 # vm-textpoke-toggle.sh - run inside a lab guest ('wirespeed lab vm boot
 # --exec "$(cat experiments/vm-crash-rate/vm-textpoke-toggle.sh)"'): turns the

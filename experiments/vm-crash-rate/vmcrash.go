@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package vmcrashrate recomputes docs/results.md's tables of the x86 VM
 // lab's crash rate under its default accel (issue 23) from the boots.jsonl
 // files vm-crash-rate.sh wrote (one line a boot) and the crashed boots'

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # vm-baselines.sh [OUT_DIR] [REPEAT] - the stock-driver baselines of
 # docs/results.md ("VM lab baselines"): every VM lab scenario, both
 # directions, REPEAT boots each for usb-gadget and usb-nic (default 3).

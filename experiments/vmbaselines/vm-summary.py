@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """vm-summary.py DIR... - one line per 'wirespeed lab vm' result directory
 (from experiments/vmbaselines/vm-baselines.sh): outcome, guard, throughput, ICMP RTT idle and
 under load (p50/p99), per-CPU softirq share during the load, the busiest

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cli holds wirespeed's sub-commands. Each command lives in its own
 // file and registers itself with register() from an init function, so adding
 // a command never touches the others.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cpumask converts between the kernel's two spellings of a CPU set:
 // hex masks ("00000000,0000000f" in smp_affinity, rps_cpus) and lists
 // ("0-3,5" in smp_affinity_list, Cpus_allowed_list, cpu/online).

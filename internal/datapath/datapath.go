@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package datapath holds the facts about a network datapath that inspect
 // and observe find and doctor and report branch on: yes/no/unknown answers
 // (State) and the class of a device's RX path (Path). They are typed values

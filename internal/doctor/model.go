@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package doctor turns what inspect and observe found into findings a person
 // can act on: what is slow, the evidence it rests on, why it costs
 // throughput or latency, the fix (as commands to paste and as Actions that

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package ethtoolioctl asks the kernel's SIOCETHTOOL ioctl (not the ethtool
 // netlink family, hence the name) two things about a network device: its
 // offload feature flags (what `ethtool -k DEV` shows: rx-gro, rx-gro-hw,

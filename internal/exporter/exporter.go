@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package exporter serves what inspect reads and what observe sees as
 // Prometheus metrics, named after node_exporter's conventions (a wirespeed_
 // prefix, _total counters, base units: seconds, bytes).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package hostfs reads a host's /sys and /proc through a root directory, so
 // the same readers work on the live host ("/"), on an unpacked snapshot and on
 // a hand-built test fixture. A Recorder attached to a live FS remembers every

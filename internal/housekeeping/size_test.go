@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package housekeeping holds checks on the source tree itself, not on what
 // the code does: they fail 'go test' (and so 'make check') when the tree
 // drifts from the shape docs/architecture.md describes.

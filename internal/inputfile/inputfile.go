@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package inputfile reads the files a user hands wirespeed (results,
 // reports, action lists, journals) as untrusted input: regular files only,
 // opened without blocking (a FIFO never hangs the open), and never more

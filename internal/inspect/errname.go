@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package inspect
 
 // ErrName names a read error as Collect records it in place of a value

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package inspect assembles a Snapshot of a host's network datapath from
 // sysfs, procfs and netlink: per device its identity (and USB topology), NAPI
 // instances and their threads, offloads, queues (RPS, XPS, BQL), interrupts;

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package lab builds wirespeed's host lab: two network namespaces joined by
 // a veth pair, addresses from the benchmarking range 198.18.0.0/15, an
 // iperf3 server and a UDP echo in the receiver namespace, and the knobs the

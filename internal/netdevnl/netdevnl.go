@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package netdevnl is a small client for the "netdev" generic netlink
 // family (Documentation/netlink/specs/netdev.yaml in the kernel tree).
 //

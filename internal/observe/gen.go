@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package observe
 
 // The BPF objects are generated with Debian's clang (make bpf) and committed,

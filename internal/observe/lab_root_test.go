@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package observe
 
 // Root integration tests in the host lab (internal/lab): they build two

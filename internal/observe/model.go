@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package observe watches the network datapath at work with eBPF programs on
 // classic tracepoints (no BTF needed): which CPU and context polls each NAPI
 // instance and how much work each poll does, which RX path every device uses

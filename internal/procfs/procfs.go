@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package procfs parses the /proc files wirespeed reads. The parsers take the
 // file's bytes, so they work the same on a live host, a snapshot and a test
 // fixture; reading goes through internal/hostfs.

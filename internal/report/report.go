@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package report turns bench results into one self-contained HTML page:
 // plots (gonum/plot rendered to inline SVG) where a picture says more than
 // a table, the headlines and compare verdicts, and the devices' inspect

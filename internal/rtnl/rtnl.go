@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package rtnl lists traffic-control qdiscs through rtnetlink
 // (RTM_GETQDISC dump), parsing struct tcmsg and TCA_KIND directly.
 package rtnl

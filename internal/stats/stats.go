@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package stats holds the statistics wirespeed reports: summaries with a
 // Student-t confidence interval, percentiles, and Welch's unequal-variance
 // t-test. The t distribution is computed here from the regularized

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testnet gives root integration tests a network namespace of their
 // own ("ws-t<pid>-<n>", removed with everything in it when the test ends)
 // and a veth pair in it. It is imported only by tests.

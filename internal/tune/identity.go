@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Which host and which device a journal entry is about.
 
 package tune

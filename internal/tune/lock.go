@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // The lock of a network namespace: one live tune at a time in it, and the
 // journal it writes, for the next tune to find a killed one's leftovers.
 

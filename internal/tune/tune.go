@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tune applies doctor's Actions to the running kernel, reads every
 // write back, and puts the old values back on request - from a journal that
 // survives a crash at any point.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Build wirespeed's usbnet (RX through NAPI + GRO, polled in softirq by
 # default - threaded polling is opt-in through /sys/class/net/DEV/threaded -
 # plus BQL) and every usbnet minidriver, for one kernel of the 6.1, 6.12 or

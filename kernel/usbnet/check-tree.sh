@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # check-tree.sh - check a family's series against a whole kernel tree of
 # that family, for kernels whose headers no distribution archive serves
 # (6.18: Debian carries neither its headers nor its source any more):

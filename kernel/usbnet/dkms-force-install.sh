@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # dkms-force-install.sh add|remove - DKMS's POST_ADD and POST_REMOVE (see
 # dkms.conf). Our modules carry the same version as the stock ones they
 # replace (most have none), and DKMS 3.0's version check then keeps the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # test-kver.sh - the kernel-name rule that build.sh and dkms.conf share:
 # every name below must be accepted (or refused) by both, for the family
 # given (7.0-7.3 are one family, 7.x); a refusal must name the families

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Build the device-class snapshot fixtures (README.md, "Device classes"):
 hand-built, from the kernel's sysfs layout and driver source (Debian's
 linux-source 6.12.117 and 6.1.192) and from what users' hosts show. Uses

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Build the hand-made snapshot fixtures (see README.md for the facts each
 encodes). Writes wirespeed snapshot files: a gzip'd tar with meta.json
 first, errors.json, answers.json and a root/ tree of sys/ and proc/.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package mdtab writes the markdown tables experiments/ packages compute
 // for docs/results.md, and reads the raw files they compute them from.
 package mdtab

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command canary measures how fast this host runs a fixed piece of work
 // right now, to tell the host's speed apart from the lab's: self-bench runs
 // it just before and just after each full-rate bench run, and the summary

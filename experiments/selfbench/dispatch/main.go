@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command dispatch measures what the kernel costs per event to run a BPF
 // program on a tracepoint, apart from the program's own time (which
 // kernel.bpf_stats_enabled measures): the classic tracepoint builds a trace

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command scrapeload measures what `wirespeed exporter` costs per scrape
 // and how long scrapes take when many come at once. For each binary given
 // (-bin 'NAME=PATH [ARGS]', several to compare, interleaved over -rounds),

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package vm is wirespeed's hardware-free lab: it boots Debian's own kernel
 // in QEMU with an initramfs it assembles (busybox, iperf3, iproute2, the
 // static wirespeed binary, the modules a scenario needs) and runs a

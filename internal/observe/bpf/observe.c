@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * wirespeed observe: NAPI polling, RX path, GRO coalescing, softirq and
  * hardirq time, counted on classic tracepoints only (no BTF, no CO-RE, no

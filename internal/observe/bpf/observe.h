@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * wirespeed observe: what the classic-tracepoint object (observe.c) and the
  * raw BTF tracepoint object (observe_btf.c) share - the maps user space

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * wirespeed observe on raw BTF tracepoints (tp_btf): the events observe
  * counts in light mode, with the programs called straight from the

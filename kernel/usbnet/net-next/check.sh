@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Check the net-next series the way netdev's CI would at the least: it
 # applies with git am to a clean base tree, and at every patch usbnet.ko
 # and cdc_ncm.ko build without warnings (x86_64, and arm64 when its

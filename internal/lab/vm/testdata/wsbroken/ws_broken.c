@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * ws_broken: a deliberately broken module for testing wirespeed's VM lab
  * guards. Loaded with mode=warn it WARNs, mode=null dereferences NULL
