@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package usbnetround4 recomputes docs/results.md's tables of usbnet round
 // 4 (issue 30: the 2026 kernels): the receive capacity and the stress runs
 // of the 7.x series on Debian 13's 7.3.4 and of the 6.18 series on the
@@ -47,7 +49,81 @@ func tables(dir string) (map[string]string, error) {
 			return nil, err
 		}
 	}
+	if out["bql-7.3-stalls"], err = stallCount(filepath.Join(bql, "7.3"), filepath.Join(bql, "7.3-stall-check")); err != nil {
+		return nil, err
+	}
+	arm := filepath.Join(dir, "data", "arm64-7.3.4-2026-11-26")
+	if out["stress-7.3-arm64"], err = stressRuns(filepath.Join(arm, "stress")); err != nil {
+		return nil, err
+	}
+	if out["rx-7.3-arm64"], err = rxCapacity(filepath.Join(arm, "rx-icount")); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// lostOutside are boots that ended for a reason outside the guest, said
+// so in PLAN.md's addendum 2 (a git stash removed their directory while
+// they ran): they count neither as boots nor as failures.
+var lostOutside = map[string]bool{"7.3-stall-check/bql-stock-4": true}
+
+// stallCount counts, per side, the BQL boots whose console shows an RCU
+// stall or a soft lockup, and the boots that failed, over the given run
+// directories (7.3's marks and the five pairs run only to count them).
+func stallCount(dirs ...string) (string, error) {
+	type count struct{ boots, stalls, failed int }
+	sides := map[string]*count{"stock": {}, "ours": {}}
+	var where []string
+	for _, d := range dirs {
+		for _, side := range []string{"stock", "ours"} {
+			reps, err := r2.Reps(d, "bql-"+side)
+			if err != nil {
+				return "", err
+			}
+			for _, i := range reps {
+				run := filepath.Join(d, fmt.Sprintf("bql-%s-%d", side, i))
+				if lostOutside[filepath.Base(d)+"/"+filepath.Base(run)] {
+					continue
+				}
+				c := sides[side]
+				c.boots++
+				con, err := os.ReadFile(filepath.Join(run, "console.log"))
+				if err != nil {
+					return "", err
+				}
+				if strings.Contains(string(con), "detected stalls on CPUs") || strings.Contains(string(con), "soft lockup") {
+					c.stalls++
+					where = append(where, filepath.Base(d)+"/"+filepath.Base(run))
+				}
+				b, err := os.ReadFile(filepath.Join(run, "vm.json"))
+				if err != nil {
+					return "", err
+				}
+				var v struct {
+					OK bool `json:"ok"`
+				}
+				if err := json.Unmarshal(b, &v); err != nil {
+					return "", fmt.Errorf("%s/vm.json: %w", run, err)
+				}
+				if !v.OK {
+					c.failed++
+				}
+			}
+		}
+	}
+	var rows [][]string
+	for _, side := range []string{"stock", "ours"} {
+		c := sides[side]
+		rows = append(rows, []string{side, strconv.Itoa(c.boots), strconv.Itoa(c.stalls), strconv.Itoa(c.failed)})
+	}
+	rows = append(rows, []string{"boots with a stall", "", strings.Join(where, ", "), ""})
+	var left []string
+	for k := range lostOutside {
+		left = append(left, k)
+	}
+	sort.Strings(left)
+	rows = append(rows, []string{"left out (lost outside the guest: PLAN.md addendum 2)", "", strings.Join(left, ", "), ""})
+	return r2.Table([]string{"side", "boots", "RCU stall or soft lockup in the console", "boots failed"}, rows), nil
 }
 
 // bqlMark is the BQL scenario's table of one kernel: every pair the runs
