@@ -14,15 +14,16 @@ import (
 
 func init() {
 	register(Rule{
-		ID:      "softnet",
-		Summary: "softnet time_squeeze and backlog drops that grew between two readings",
-		Check:   checkSoftnet,
+		ID:       "softnet",
+		Summary:  "softnet time_squeeze and backlog drops that grew between two readings",
+		Findings: []string{"softnet-squeeze", "softnet-drops"},
+		Check:    checkSoftnet,
 	})
 }
 
 func checkSoftnet(in *Input) ([]Finding, []Skipped) {
 	if in.Before == nil || len(in.Before.Host.Softnet) == 0 || len(in.Snap.Host.Softnet) == 0 {
-		return nil, []Skipped{{Rule: "softnet", Reason: "needs two readings of /proc/net/softnet_stat: run with --observe D (or --result FILE)"}}
+		return nil, []Skipped{{Reason: "needs two readings of /proc/net/softnet_stat: run with --observe D (or --result FILE)"}}
 	}
 	before := map[int]int{}
 	for i, r := range in.Before.Host.Softnet {

@@ -6,18 +6,20 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/inspect"
 )
 
 // Rule usb-bus-slower-than-link: a USB NIC whose USB link is slower than
 // its Ethernet link (a gigabit adapter on a 480 Mbit/s USB 2 port or
-// behind a USB 2 hub). Rule usb-shared-controller: the NIC shares its host
-// controller - and so its one interrupt - with storage or other NICs.
+// behind a USB 2 hub).
 
 func init() {
 	register(Rule{
-		ID:      "usb-bus",
-		Summary: "USB NIC on a USB link slower than its Ethernet link; USB NIC sharing its host controller with storage or other NICs",
-		Check:   checkUSBBus,
+		ID:       "usb-bus-slower-than-link",
+		Summary:  "USB NIC on a USB link slower than its Ethernet link",
+		Findings: []string{"usb-bus-slower-than-link"},
+		Check:    checkUSBBusSlowerThanLink,
 	})
 }
 
@@ -31,14 +33,11 @@ var gigabitUSB = map[string]int{
 // gadgets report their USB rate there.
 var cdcSpeedClass = map[string]bool{"cdc_ncm": true, "cdc_ether": true, "rndis_host": true}
 
-func checkUSBBus(in *Input) ([]Finding, []Skipped) {
+func checkUSBBusSlowerThanLink(in *Input) ([]Finding, []Skipped) {
 	var out []Finding
 	for _, d := range in.devices() {
-		if d.USB == nil {
-			continue
-		}
-		usb, err := strconv.ParseFloat(strings.TrimSpace(d.USB.SpeedMbps), 64)
-		if err != nil || usb <= 0 {
+		usb, ok := usbSpeed(d)
+		if !ok {
 			continue
 		}
 		link := 0
@@ -81,26 +80,16 @@ func checkUSBBus(in *Input) ([]Finding, []Skipped) {
 			}
 			out = append(out, f)
 		}
-		var busy []string
-		for _, n := range d.USB.Neighbours {
-			for _, drv := range n.Drivers {
-				if drv == "usb-storage" || drv == "uas" || gigabitUSB[drv] > 0 || drv == "cdc_ether" || drv == "asix" {
-					busy = append(busy, fmt.Sprintf("%s %s (%s)", n.Path, n.Product, drv))
-					break
-				}
-			}
-		}
-		if len(busy) > 0 {
-			out = append(out, Finding{
-				ID: "usb-shared-controller", Severity: Info, Impact: 20, Devices: []string{d.Name},
-				Title:    fmt.Sprintf("%s shares USB host controller %s with %s", d.Name, d.USB.HostController.BusID, strings.Join(busy, ", ")),
-				Evidence: []Evidence{snapEv(devField(d, "usb.neighbours"), "%s", strings.Join(busy, "; "))},
-				Why: "every device on a host controller shares its bandwidth and its one interrupt (and so the CPU that interrupt runs on): " +
-					"a disk copy and network traffic at the same time compete for both.",
-				Fix:       &Fix{Commands: []string{"# move the storage (or the other NIC) to another host controller if the machine has one: lsusb -t shows which bus each device is on"}},
-				Unchecked: []string{"whether the neighbours are busy at the same time as the NIC: not visible in a snapshot"},
-			})
-		}
 	}
 	return out, nil
+}
+
+// usbSpeed is a USB NIC's USB link rate in Mbit/s; false when it has none
+// or it is unreadable.
+func usbSpeed(d *inspect.Device) (float64, bool) {
+	if d.USB == nil {
+		return 0, false
+	}
+	usb, err := strconv.ParseFloat(strings.TrimSpace(d.USB.SpeedMbps), 64)
+	return usb, err == nil && usb > 0
 }

@@ -17,9 +17,10 @@ import (
 
 func init() {
 	register(Rule{
-		ID:      "usbnet-no-gro",
-		Summary: "RX through usbnet's netif_rx backlog: no NAPI, no GRO",
-		Check:   checkUSBNet,
+		ID:       "usbnet-no-gro",
+		Summary:  "RX through usbnet's netif_rx backlog: no NAPI, no GRO",
+		Findings: []string{"usbnet-no-gro"},
+		Check:    checkUSBNet,
 	})
 }
 

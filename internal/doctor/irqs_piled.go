@@ -18,9 +18,10 @@ import (
 
 func init() {
 	register(Rule{
-		ID:      "irqs-piled",
-		Summary: "movable interrupts of busy devices piled on one CPU",
-		Check:   checkIRQsPiled,
+		ID:       "irqs-piled",
+		Summary:  "movable interrupts of busy devices piled on one CPU",
+		Findings: []string{"irqs-piled"},
+		Check:    checkIRQsPiled,
 	})
 }
 

@@ -19,9 +19,10 @@ import (
 
 func init() {
 	register(Rule{
-		ID:      "rx-no-napi",
-		Summary: "RX through the netif_rx backlog on a device without NAPI (veth with GRO off, ...)",
-		Check:   checkNoNAPI,
+		ID:       "rx-no-napi",
+		Summary:  "RX through the netif_rx backlog on a device without NAPI (veth with GRO off, ...)",
+		Findings: []string{"rx-no-napi"},
+		Check:    checkNoNAPI,
 	})
 }
 

@@ -20,9 +20,10 @@ import (
 
 func init() {
 	register(Rule{
-		ID:      "wg-softirq-risk",
-		Summary: "several WireGuard devices polled in softirq: a known convergence risk under a surge (confirm with --observe)",
-		Check:   checkWGSoftirq,
+		ID:       "wg-softirq-risk",
+		Summary:  "several WireGuard devices polled in softirq: a known convergence risk under a surge (confirm with --observe)",
+		Findings: []string{"wg-softirq-risk"},
+		Check:    checkWGSoftirq,
 	})
 }
 

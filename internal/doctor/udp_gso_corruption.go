@@ -20,9 +20,10 @@ import (
 
 func init() {
 	register(Rule{
-		ID:      "udp-gso-corruption",
-		Summary: "a kernel whose UDP GSO corrupts datagrams on some drivers, on a host with UDP tunnels",
-		Check:   checkUDPGSO,
+		ID:       "udp-gso-corruption",
+		Summary:  "a kernel whose UDP GSO corrupts datagrams on some drivers, on a host with UDP tunnels",
+		Findings: []string{"udp-gso-corruption"},
+		Check:    checkUDPGSO,
 	})
 }
 

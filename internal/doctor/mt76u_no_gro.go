@@ -30,9 +30,10 @@ func mt76uNAPI() (commit, where string) {
 
 func init() {
 	register(Rule{
-		ID:      "mt76u-no-gro",
-		Summary: "mt76 USB WiFi receiving in its usb-rx worker: no NAPI, no GRO",
-		Check:   checkMT76U,
+		ID:       "mt76u-no-gro",
+		Summary:  "mt76 USB WiFi receiving in its usb-rx worker: no NAPI, no GRO",
+		Findings: []string{"mt76u-no-gro"},
+		Check:    checkMT76U,
 	})
 }
 

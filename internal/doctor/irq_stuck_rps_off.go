@@ -4,7 +4,6 @@ package doctor
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
@@ -17,17 +16,16 @@ import (
 // device has one RX source whose processing stays where the interrupt ran
 // (usbnet's bottom half, the netif_rx backlog), and RPS is off - so one CPU
 // does everything while the others wait. RPS over the other CPUs spreads
-// protocol processing; RFS steers each flow to its reader's CPU.
-//
-// Rule rps-on-irq-cpu: RPS is on but includes the CPU that takes the
-// interrupt, which then gets a share of the protocol work on top of the
-// interrupt and the driver's own.
+// protocol processing; RFS steers each flow to its reader's CPU. Its
+// sibling rps-on-irq-cpu (rps_on_irq_cpu.go) reads the same stuck
+// interrupts, with RPS on.
 
 func init() {
 	register(Rule{
-		ID:      "irq-stuck-rps-off",
-		Summary: "all RX interrupt work on one CPU that cannot be spread by moving the IRQ, with RPS off (or on that CPU)",
-		Check:   checkIRQStuck,
+		ID:       "irq-stuck-rps-off",
+		Summary:  "all RX interrupt work on one CPU that cannot be spread by moving the IRQ, with RPS off",
+		Findings: []string{"irq-stuck-rps-off"},
+		Check:    checkIRQStuckRPSOff,
 	})
 }
 
@@ -35,12 +33,27 @@ func init() {
 // an interrupt to say anything about where work runs.
 const busyIRQ = 1000
 
-func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
-	var out []Finding
-	var skipped []Skipped
+// stuckIRQ is a device's busiest interrupt that runs on one CPU where
+// moving it would not spread the work: it cannot move, or the device has
+// one RX source. What the two rules on it share.
+type stuckIRQ struct {
+	d         *inspect.Device
+	hot       int   // the CPU it runs on
+	others    []int // the online CPUs but hot
+	rps       []int // the device's RPS CPUs
+	known     bool  // rps_cpus could be read
+	ev        []Evidence
+	unchecked []string
+	why       string
+}
+
+// stuckIRQs finds, per device, the first interrupt that is busy, on one
+// CPU (95%), and cannot spread the work by moving; none on one CPU.
+func stuckIRQs(in *Input) []stuckIRQ {
+	var out []stuckIRQ
 	cpus := onlineCPUs(in.Snap)
 	if len(cpus) < 2 {
-		return nil, nil
+		return nil
 	}
 	for _, d := range in.devices() {
 		if !physical(d) || !isUp(d) || len(d.IRQs) == 0 {
@@ -61,24 +74,23 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 			if !cannotMove && !single {
 				continue // a movable IRQ of a NAPI device: irqs-piled's business
 			}
-			others := without(cpus, hot)
-			rps, known := rpsCPUs(d)
-			ev := []Evidence{
+			s := stuckIRQ{d: d, hot: hot, others: without(cpus, hot)}
+			s.rps, s.known = rpsCPUs(d)
+			s.ev = []Evidence{
 				{Source: src, Field: field,
 					Value: fmt.Sprintf("%.0f%% of %d on CPU%d", share*100, counts.Total, hot)},
 				snapEv(devField(d, fmt.Sprintf("irqs[%d].affinity_changeable", irq.Number)), "%s (%s)", irq.Changeable.State, irq.Changeable.Evidence),
 			}
-			if d.Datapath.USBNet.State == datapath.Yes || d.Datapath.OwnNAPI.State == datapath.No {
-				ev = append(ev, snapEv(devField(d, "datapath.rx_path"), "%s", d.Datapath.RXPath))
+			if single {
+				s.ev = append(s.ev, snapEv(devField(d, "datapath.rx_path"), "%s", d.Datapath.RXPath))
 			}
-			var unchecked []string
 			if irq.Changeable.State == datapath.Unknown {
-				unchecked = append(unchecked, "whether the IRQ can move: the affinity probe needs root ("+irq.Changeable.Evidence+")")
+				s.unchecked = append(s.unchecked, "whether the IRQ can move: the affinity probe needs root ("+irq.Changeable.Evidence+")")
 			}
 			if in.Obs != nil {
-				ev = append(ev, netRXEvidence(in)...)
+				s.ev = append(s.ev, netRXEvidence(in)...)
 			} else {
-				unchecked = append(unchecked, "whether the other CPUs are idle under load: needs --observe")
+				s.unchecked = append(s.unchecked, "whether the other CPUs are idle under load: needs --observe")
 			}
 			why := fmt.Sprintf("IRQ %d (%s) runs on CPU%d only", irq.Number, strings.Join(irq.Actions, ","), hot)
 			if cannotMove {
@@ -94,37 +106,32 @@ func checkIRQStuck(in *Input) ([]Finding, []Skipped) {
 			default:
 				why += " Moving the interrupt moves the driver's work too, but it stays on one CPU; RPS spreads the protocol work that follows it."
 			}
-			switch {
-			case known && len(rps) == 0:
-				f := Finding{
-					ID: "irq-stuck-rps-off", Severity: Warn, Impact: 60, Devices: []string{d.Name},
-					Title:     fmt.Sprintf("%s: all RX interrupt work on CPU%d, RPS off", d.Name, hot),
-					Evidence:  append(ev, snapEv(devField(d, "rx_queues[*].rps_cpus"), "%s", rpsMasks(d))),
-					Why:       why,
-					Fix:       rpsFix(in.Snap, d, others, hot),
-					Verify:    verifyRX(d.Name),
-					Unchecked: unchecked,
-				}
-				out = append(out, f)
-			case known && len(cpus) > 2 && slices.Contains(rps, hot):
-				f := Finding{
-					ID: "rps-on-irq-cpu", Severity: Info, Impact: 25, Devices: []string{d.Name},
-					Title:    fmt.Sprintf("%s: RPS sends work back to CPU%d, the CPU that takes all its interrupts", d.Name, hot),
-					Evidence: append(ev, snapEv(devField(d, "rx_queues[*].rps_cpus"), "%s (CPUs %s)", rpsMasks(d), cpumask.FormatList(rps))),
-					Why: fmt.Sprintf("CPU%d already runs the interrupt and the driver's RX work; RPS including it puts a share of the protocol work there too. "+
-						"Leaving it out keeps that CPU for what only it can do.", hot),
-					Fix:       rpsFix(in.Snap, d, others, hot),
-					Verify:    verifyRX(d.Name),
-					Unchecked: unchecked,
-				}
-				f.Fix.Actions = f.Fix.Actions[:len(d.RXQueues)] // the mask only; RFS is its own question here
-				f.Fix.Commands = commands(f.Fix.Actions)
-				f.Fix.Caveat, _, _ = strings.Cut(f.Fix.Caveat, " RFS")
-				out = append(out, f)
-			case !known:
-				skipped = append(skipped, Skipped{Rule: "irq-stuck-rps-off", Device: d.Name, Reason: "rps_cpus could not be read"})
-			}
-			break // one finding per device: its busiest single-CPU interrupt
+			s.why = why
+			out = append(out, s)
+			break // one per device: its busiest single-CPU interrupt
+		}
+	}
+	return out
+}
+
+func checkIRQStuckRPSOff(in *Input) ([]Finding, []Skipped) {
+	var out []Finding
+	var skipped []Skipped
+	for _, s := range stuckIRQs(in) {
+		d := s.d
+		switch {
+		case s.known && len(s.rps) == 0:
+			out = append(out, Finding{
+				ID: "irq-stuck-rps-off", Severity: Warn, Impact: 60, Devices: []string{d.Name},
+				Title:     fmt.Sprintf("%s: all RX interrupt work on CPU%d, RPS off", d.Name, s.hot),
+				Evidence:  append(s.ev, snapEv(devField(d, "rx_queues[*].rps_cpus"), "%s", rpsMasks(d))),
+				Why:       s.why,
+				Fix:       rpsFix(in.Snap, d, s.others, s.hot),
+				Verify:    verifyRX(d.Name),
+				Unchecked: s.unchecked,
+			})
+		case !s.known:
+			skipped = append(skipped, Skipped{Device: d.Name, Reason: "rps_cpus could not be read"})
 		}
 	}
 	return out, skipped

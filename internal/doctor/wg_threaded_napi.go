@@ -19,9 +19,10 @@ import (
 
 func init() {
 	register(Rule{
-		ID:      "wg-threaded-napi",
-		Summary: "WireGuard devices on threaded NAPI: the default since 6.16, reverted from stable for a stall (CVE ranges)",
-		Check:   checkWGThreaded,
+		ID:       "wg-threaded-napi",
+		Summary:  "WireGuard devices on threaded NAPI: the default since 6.16, reverted from stable for a stall (CVE ranges)",
+		Findings: []string{"wg-threaded-napi"},
+		Check:    checkWGThreaded,
 	})
 }
 

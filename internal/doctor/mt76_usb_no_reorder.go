@@ -19,9 +19,10 @@ import (
 
 func init() {
 	register(Rule{
-		ID:      "mt76-usb-no-reorder",
-		Summary: "mt76 USB WiFi on a kernel whose mt76 skips RX reordering on USB (TCP retransmits)",
-		Check:   checkMT76Reorder,
+		ID:       "mt76-usb-no-reorder",
+		Summary:  "mt76 USB WiFi on a kernel whose mt76 skips RX reordering on USB (TCP retransmits)",
+		Findings: []string{"mt76-usb-no-reorder"},
+		Check:    checkMT76Reorder,
 	})
 }
 
