@@ -6,6 +6,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -64,6 +65,37 @@ func TestFixturesBuiltFromText(t *testing.T) {
 		}
 		if canon, err := snaptext.Encode(entries); err != nil || !bytes.Equal(canon, text) {
 			t.Errorf("%s.txt is not in the form the tool writes (%v): %s -import %s %s rewrites it", name, err, fixtureBuild, f, filepath.Base(name))
+		}
+	}
+}
+
+// TestFixtureScriptsWriteTheText: the hand-built fixtures' scripts
+// (mkfixtures.py, mkdevices.py) write exactly the committed text, so a
+// fixture changed by hand in its .txt and not in its script fails here
+// rather than being lost the next time the script runs.
+func TestFixtureScriptsWriteTheText(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("needs python3")
+	}
+	out := t.TempDir()
+	for _, script := range []string{"mkfixtures.py", "mkdevices.py"} {
+		cmd := exec.Command(py, script)
+		cmd.Dir = goldenFixtures
+		cmd.Env = append(os.Environ(), "WIRESPEED_FIXTURES_OUT="+out, "PYTHONDONTWRITEBYTECODE=1")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, b)
+		}
+	}
+	written, _ := filepath.Glob(filepath.Join(out, "*.txt"))
+	if len(written) < 10 {
+		t.Fatalf("the scripts wrote %d fixtures", len(written))
+	}
+	for _, f := range written {
+		got, _ := os.ReadFile(f)
+		want, err := os.ReadFile(filepath.Join(goldenFixtures, filepath.Base(f)))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s is not what its script writes (%v): change the script and run it, not the text alone", filepath.Base(f), err)
 		}
 	}
 }
