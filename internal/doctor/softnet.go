@@ -7,10 +7,11 @@ import (
 	"strconv"
 )
 
-// Rule softnet-squeeze: NET_RX softirqs ran out of budget (time_squeeze)
-// with work left, often, between two readings. Rule softnet-drops: the
-// per-CPU backlog (netif_rx, RPS) overflowed and dropped packets. Both
-// need two readings: counters since boot say nothing about now.
+// Rule softnet, two findings. softnet-squeeze: NET_RX softirqs ran out of
+// budget (time_squeeze) with work left, often, between two readings.
+// softnet-drops: the per-CPU backlog (netif_rx, RPS) overflowed and
+// dropped packets. Both need two readings: counters since boot say
+// nothing about now.
 
 func init() {
 	register(Rule{
