@@ -21,9 +21,10 @@ import (
 
 func init() {
 	register(Rule{
-		ID:      "cpufreq",
-		Summary: "powersave governor (or EPP power on intel_pstate/amd-pstate), or CPUs far below their maximum clock under network load",
-		Check:   checkCPUFreq,
+		ID:       "cpufreq",
+		Summary:  "powersave governor (or EPP power on intel_pstate/amd-pstate), or CPUs far below their maximum clock under network load",
+		Findings: []string{"cpufreq-powersave", "cpufreq-low-under-load"},
+		Check:    checkCPUFreq,
 	})
 }
 
@@ -107,7 +108,7 @@ func checkCPUFreq(in *Input) ([]Finding, []Skipped) {
 		out = append(out, f)
 	}
 	if in.Obs == nil {
-		return out, []Skipped{{Rule: "cpufreq", Reason: "clock under load: needs --observe (the snapshot's clock is the idle one)"}}
+		return out, []Skipped{{Reason: "clock under load: needs --observe (the snapshot's clock is the idle one)"}}
 	}
 	var slow []string
 	var ev []Evidence

@@ -178,7 +178,7 @@ func TestPhoneTether(t *testing.T) {
 }
 
 // The phone's NCM speed is its USB bit rate, not an Ethernet link:
-// usb-bus-slower-than-link must not fire on it (it did until usb_bus.go
+// usb-bus-slower-than-link must not fire on it (it did until the rule
 // learned CDC speed notifications).
 func TestPhoneTetherNotSlowerThanLink(t *testing.T) {
 	// cdc_ncm/rndis report the phone's USB rate (425 Mbit/s on USB 2) as
@@ -237,72 +237,37 @@ func TestLTEQMI(t *testing.T) {
 	}
 }
 
-// A multi-queue card's vectors: iwlwifi's notification (default) queue
-// beside queue_1 on CPU0, every CPU with its queue - its layout, not a
-// pile-up, also when one flow keeps the other queues idle. The same two
-// busy vectors with nothing placed per CPU, or two devices' interrupts on
-// one CPU while another idles, are a pile-up; where every CPU already
-// takes a busy interrupt, none is "free" and nothing is proposed.
-func TestMultiQueueIRQLayout(t *testing.T) {
-	got, _ := findings(t, "ax210-iwlwifi", nil)
-	expect(t, got, nil, "irqs-piled")
-	got, _ = findings(t, "ax210-iwlwifi", func(in *Input) {
-		d := dev(t, in.Snap, "wlp3s0")
-		for i, q := range d.IRQs {
-			if q.Number >= 143 && q.Number <= 145 { // one flow: queues 2-4 idle
-				d.IRQs[i].Counts, d.IRQs[i].Total = []uint64{0, 0, 0, 0}, 0
-			}
+// TestVMUSBNIC: snapshots taken inside the VM lab's usb-nic guest (Debian
+// 6.12, QEMU's USB NIC on cdc_ether/usbnet, xHCI IRQ on CPU0), with the
+// stock modules and with kernel/usbnet's.
+func TestVMUSBNIC(t *testing.T) {
+	ids := func(name string) map[string]Finding {
+		rep, err := Diagnose(&Input{Snap: fixture(t, name)})
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
-	expect(t, got, nil, "irqs-piled")
-	// the same vectors all allowed everywhere and all firing on CPU0: piled
-	got, _ = findings(t, "ax210-iwlwifi", func(in *Input) {
-		d := dev(t, in.Snap, "wlp3s0")
-		for i := range d.IRQs {
-			d.IRQs[i].SMPAffinityList = "0-3"
-			if d.IRQs[i].Total > 0 {
-				d.IRQs[i].Counts = []uint64{d.IRQs[i].Total, 0, 0, 0}
-			}
+		checkTraceable(t, &Input{Snap: fixture(t, name)}, rep)
+		m := map[string]Finding{}
+		for _, f := range rep.Findings {
+			m[f.ID] = f
 		}
-	})
-	expect(t, got, map[string]Severity{"irqs-piled": Warn})
-	if f := got["irqs-piled"]; !strings.Contains(f.Title, "while 3 other CPU(s) take none") {
-		t.Errorf("title %q", f.Title)
+		return m
 	}
-	// queues spread and busy on every CPU, a second vector beside one: no CPU is free
-	got, _ = findings(t, "ax210-iwlwifi", func(in *Input) {
-		d := dev(t, in.Snap, "wlp3s0")
-		for i := range d.IRQs {
-			d.IRQs[i].SMPAffinityList = "0-3"
-		}
-	})
-	expect(t, got, nil, "irqs-piled")
-}
-
-// Two busy virtio vectors on CPU1 while CPU0 is idle: piled (rules_test's
-// case). With a second device's busy interrupt on CPU0 no CPU takes none,
-// so the finding's claim would be false: silent.
-func TestIRQsPiledNeedsAFreeCPU(t *testing.T) {
-	pile := func(in *Input) {
-		d := dev(t, in.Snap, "eth0")
-		for i := range d.IRQs {
-			switch d.IRQs[i].Number {
-			case 38:
-				d.IRQs[i].Counts, d.IRQs[i].Total = []uint64{0, 90000}, 90000
-			case 39:
-				d.IRQs[i].Counts, d.IRQs[i].Total = []uint64{0, 40000}, 40000
-			}
-		}
+	stock := ids("vm-usb-nic-stock")
+	if f, ok := stock["usbnet-no-gro"]; !ok || !strings.Contains(strings.Join(f.Fix.Commands, "\n"), "dkms install wirespeed-usbnet") {
+		t.Errorf("stock: want usbnet-no-gro recommending the module, got %v", stock)
 	}
-	got, _ := findings(t, "firecracker-host", pile)
-	expect(t, got, map[string]Severity{"irqs-piled": Warn})
-	got, _ = findings(t, "firecracker-host", func(in *Input) {
-		pile(in)
-		other := *dev(t, in.Snap, "eth0")
-		other.Name = "eth1"
-		other.IRQs = []inspect.IRQ{{Number: 60, Counts: []uint64{70000, 0}, CountCPUs: []int{0, 1}, Total: 70000,
-			SMPAffinityList: "0-1", Changeable: inspect.Tri{State: datapath.Yes}}}
-		in.Snap.Devices = append(in.Snap.Devices, other)
-	})
-	expect(t, got, nil, "irqs-piled")
+	if f, ok := stock["irq-stuck-rps-off"]; !ok || f.Fix.Actions[0].Value != "2" {
+		t.Errorf("stock: want irq-stuck-rps-off with RPS on CPU1, got %v", stock)
+	}
+	ours := ids("vm-usb-nic-ours")
+	if _, ok := ours["usbnet-no-gro"]; ok {
+		t.Errorf("with kernel/usbnet loaded usbnet-no-gro must be gone")
+	}
+	if _, ok := ours["tx-no-bql"]; ok {
+		t.Errorf("with kernel/usbnet loaded (BQL) tx-no-bql must be gone")
+	}
+	if _, ok := ours["irq-stuck-rps-off"]; !ok {
+		t.Errorf("with kernel/usbnet the xHCI IRQ is still on CPU0 only: want irq-stuck-rps-off")
+	}
 }

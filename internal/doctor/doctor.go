@@ -4,6 +4,8 @@ package doctor
 
 import (
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -14,10 +16,21 @@ import (
 
 // Rule is one check. Check is pure: it reads the Input and returns what it
 // found and what it could not check.
+//
+// One name per thing: a rule's id is the id of the findings it emits -
+// its one finding id, or, for a rule that emits several kinds, the prefix
+// they share (rule softnet emits softnet-squeeze and softnet-drops) - and
+// the rule lives in the file named after it (rule usbnet-no-gro in
+// usbnet_no_gro.go, its cases in usbnet_no_gro_test.go). Findings lists
+// every finding id Check can emit; the tests hold Check, the file names
+// and the docs to it.
 type Rule struct {
-	ID      string
-	Summary string
-	Check   func(in *Input) ([]Finding, []Skipped)
+	ID       string
+	Summary  string
+	Findings []string
+	Check    func(in *Input) ([]Finding, []Skipped)
+
+	file string // the file that registered it
 }
 
 var rules []Rule
@@ -28,6 +41,9 @@ func register(r Rule) {
 		if o.ID == r.ID {
 			panic("doctor: rule registered twice: " + r.ID)
 		}
+	}
+	if _, file, _, ok := runtime.Caller(1); ok {
+		r.file = filepath.Base(file)
 	}
 	rules = append(rules, r)
 	sort.Slice(rules, func(i, j int) bool { return rules[i].ID < rules[j].ID })

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
-	"github.com/wirespeed/wirespeed/internal/cpumask"
 	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/observe"
@@ -18,15 +16,13 @@ import (
 // devices) are polled in softirq on the same CPU. Softirq polling runs
 // where the NAPI was scheduled, and schedules tend to converge on one CPU;
 // threaded NAPI gives each instance a kthread the scheduler can place.
-//
-// Rule napi-threads-confined: napi/* kthreads allowed on one CPU only, several
-// on the same one: threaded NAPI without the freedom that makes it useful.
 
 func init() {
 	register(Rule{
-		ID:      "napi-convergence",
-		Summary: "several busy NAPIs polled in softirq on one CPU; napi kthreads confined to one CPU",
-		Check:   checkNAPIConvergence,
+		ID:       "napi-convergence",
+		Summary:  "several busy NAPIs polled in softirq on one CPU",
+		Findings: []string{"napi-convergence"},
+		Check:    checkNAPIConvergence,
 	})
 }
 
@@ -45,14 +41,12 @@ func checkNAPIConvergence(in *Input) ([]Finding, []Skipped) {
 	var out []Finding
 	var skipped []Skipped
 	cpus := onlineCPUs(in.Snap)
-	out = append(out, confinedThreads(in)...)
 	if len(cpus) < 2 {
-		return out, nil
+		return nil, nil
 	}
 	if in.Obs == nil {
-		skipped = append(skipped, Skipped{Rule: "napi-convergence",
-			Reason: "where NAPIs are polled is runtime data: needs --observe (or --result)"})
-		return out, skipped
+		skipped = append(skipped, Skipped{Reason: "where NAPIs are polled is runtime data: needs --observe (or --result)"})
+		return nil, skipped
 	}
 	byCPU := map[int][]napiOnCPU{}
 	for _, od := range in.Obs.Devices {
@@ -139,63 +133,4 @@ func threadedActions(s *inspect.Snapshot, d *inspect.Device) []Action {
 		return acts
 	}
 	return []Action{sysfsAction("threaded:"+d.Name, d.Name, "/sys/class/net/"+d.Name+"/threaded", "1")}
-}
-
-// confinedThreads finds napi kthreads that may run on one CPU only, several
-// confined to the same CPU.
-func confinedThreads(in *Input) []Finding {
-	cpus := onlineCPUs(in.Snap)
-	if len(cpus) < 2 {
-		return nil
-	}
-	type th struct {
-		dev string
-		t   inspect.NAPIThread
-	}
-	byCPU := map[int][]th{}
-	for _, d := range in.devices() {
-		ts := append([]inspect.NAPIThread{}, d.Threads...)
-		for _, n := range d.NAPIs {
-			if n.Thread != nil {
-				ts = append(ts, *n.Thread)
-			}
-		}
-		seen := map[int]bool{}
-		for _, t := range ts {
-			if seen[t.PID] || t.AllowedCPU == "" {
-				continue
-			}
-			seen[t.PID] = true
-			l, err := cpumask.ParseList(t.AllowedCPU)
-			if err != nil || len(l) != 1 {
-				continue
-			}
-			byCPU[l[0]] = append(byCPU[l[0]], th{d.Name, t})
-		}
-	}
-	var out []Finding
-	all := cpumask.FormatList(cpus)
-	for _, c := range crowded(byCPU) {
-		list := byCPU[c]
-		f := Finding{
-			ID: "napi-threads-confined", Severity: Warn, Impact: 40,
-			Title: fmt.Sprintf("%d napi kthreads may run on CPU%d only", len(list), c),
-			Why:   "threaded NAPI helps because the scheduler can place each poll thread; threads pinned to the same single CPU poll one after another as softirq would.",
-			Fix:   &Fix{},
-		}
-		devs := map[string]bool{}
-		for _, x := range list {
-			f.Evidence = append(f.Evidence, snapEv(fmt.Sprintf("devices[%s].napi_threads[pid=%d].allowed_cpus", x.dev, x.t.PID), "%s (%s)", x.t.AllowedCPU, x.t.Comm))
-			f.Fix.Commands = append(f.Fix.Commands, fmt.Sprintf("taskset -p -c %s %d   # %s", all, x.t.PID, x.t.Comm))
-			if !devs[x.dev] {
-				devs[x.dev] = true
-				f.Devices = append(f.Devices, x.dev)
-			}
-		}
-		f.Fix.Caveat = "a thread's affinity is lost when the device or its NAPI is re-created; whoever pinned them (a tuning script?) may do it again."
-		f.Verify = verifyRX(f.Devices[0])
-		f.Title += " (" + strings.Join(f.Devices, ", ") + ")"
-		out = append(out, f)
-	}
-	return out
 }

@@ -94,22 +94,6 @@ func TestModem5G(t *testing.T) {
 	expect(t, got, map[string]Severity{"usbnet-no-gro": Info})
 }
 
-// Severity follows the link: the same usbnet adapter at 1000, 100 and 10
-// Mbit/s; an observation showing a busy path raises an info.
-func TestUsbnetSeverityByRate(t *testing.T) {
-	for speed, want := range map[int]Severity{1000: Warn, 100: Warn, 10: Info} {
-		got, _ := findings(t, "rpi4-ax88179", func(in *Input) { dev(t, in.Snap, "eth1").Link.SpeedMbps = ptr(speed) })
-		if f := got["usbnet-no-gro"]; f.Severity != want {
-			t.Errorf("%d Mbit/s: %s, want %s", speed, f.Severity, want)
-		}
-	}
-	g1, _ := findings(t, "rpi4-ax88179", nil)
-	g2, _ := findings(t, "lte-qmi-wwan", nil)
-	if g1["usbnet-no-gro"].Impact <= g2["usbnet-no-gro"].Impact || g2["usbnet-no-gro"].Severity != Info {
-		t.Errorf("gigabit ax88179 %s/%d vs LTE modem %s/%d", g1["usbnet-no-gro"].Severity, g1["usbnet-no-gro"].Impact, g2["usbnet-no-gro"].Severity, g2["usbnet-no-gro"].Impact)
-	}
-}
-
 // mt76 USB WiFi on 7.3 (trixie-backports): RX on mt76u's threaded NAPI,
 // the worker kept for the MCU: no mt76u finding. The reordering
 // regression's fix is not recorded per release: an info that says so on
@@ -127,103 +111,6 @@ func TestMT76U73(t *testing.T) {
 	// a stale 7.3 snapshot with only the worker: no finding from the worker alone
 	got, _ = findings(t, "mt7921u-stock", func(in *Input) { in.Snap.Host.Kernel = "7.3.4+deb13-amd64" })
 	expect(t, got, nil, "mt76u-no-gro")
-}
-
-// The mt76u advice fits the distribution (os-release, else the kernel's
-// name): the release that has the change and how this host gets it, or
-// that its distribution has none yet; never another distribution's
-// command; Debian 12's closed backports said.
-func TestMT76UAdviceFitsDistro(t *testing.T) {
-	for _, c := range []struct {
-		name, kernel string
-		os           *inspect.OS
-		must, not    []string
-	}{
-		{"Debian 13", "6.12.117+deb13-amd64", &inspect.OS{ID: "debian", VersionID: "13", File: "/etc/os-release"},
-			[]string{"on Debian 13: Debian 13's trixie-backports (7.3) has it: apt install -t trixie-backports linux-image-amd64", "reboot"}, []string{"HWE", "dnf", "full-upgrade", "(inferred"}},
-		{"Debian 12", "6.1.0-56-amd64", &inspect.OS{ID: "debian", VersionID: "12", File: "/etc/os-release"},
-			[]string{"no kernel of Debian 12 has it yet", "bookworm-backports closed 2026-07-11", "after an upgrade to Debian 13"}, []string{"apt install -t trixie-backports linux-image-amd64, then", "HWE", "dnf"}},
-		{"Ubuntu 24.04", "7.0.0-15-generic", &inspect.OS{ID: "ubuntu", VersionID: "24.04", File: "/etc/os-release"},
-			[]string{"no kernel of Ubuntu 24.04 has it yet"}, []string{"linux-image-", "trixie", "dnf", "full-upgrade"}},
-		{"Fedora", "7.1.4-200.fc44.x86_64", &inspect.OS{ID: "fedora", VersionID: "44", File: "/etc/os-release"},
-			[]string{"dnf upgrade --refresh 'kernel*'"}, []string{"apt ", "linux-image-"}},
-		{"Pi OS", "6.18.20+rpt-rpi-v8", &inspect.OS{ID: "debian", VersionID: "13", RPiIssue: true, File: "/etc/os-release"},
-			[]string{"no kernel of Raspberry Pi OS has it yet"}, []string{"trixie-backports", "HWE", "dnf"}},
-		{"Ubuntu os-release wins over a Debian-like name", "6.12.117+deb13-amd64", &inspect.OS{ID: "ubuntu", VersionID: "26.04", File: "/etc/os-release"},
-			[]string{"Ubuntu 26.04"}, []string{"trixie-backports", "Debian"}},
-		{"old snapshot: assumed", "6.12.117+deb13-amd64", nil,
-			[]string{"Debian 13 (inferred from the kernel name 6.12.117+deb13-amd64)", "trixie-backports"}, []string{"HWE"}},
-		{"unknown", "6.12.9-custom", nil, []string{"needs Linux 7.3 or later"}, []string{"apt", "dnf", "linux-image-"}},
-		{"alpine", "6.12.9-0-lts", &inspect.OS{ID: "alpine", VersionID: "3.21", File: "/etc/os-release"}, []string{"needs Linux 7.3 or later"}, []string{"apt", "dnf"}},
-	} {
-		got, _ := findings(t, "mt7921u-stock", func(in *Input) {
-			in.Snap.Host.Kernel, in.Snap.Host.OS = c.kernel, c.os
-		})
-		f, ok := got["mt76u-no-gro"]
-		if !ok {
-			t.Errorf("%s: no mt76u-no-gro", c.name)
-			continue
-		}
-		mustSay(t, c.name, fixText(f)+"\n"+strings.Join(f.Unchecked, "\n"), c.must, c.not)
-		if c.os == nil && !strings.Contains(strings.Join(f.Unchecked, "\n"), "the distribution") {
-			t.Errorf("%s: an old snapshot's advice must say what it assumed: %v", c.name, f.Unchecked)
-		}
-	}
-}
-
-// UDP GSO corruption: warn on 7.0-7.1.4 with UDP tunnels and a device
-// whose tx-udp-segmentation is on and changeable; silent once fixed, without
-// tunnels, or where the feature is fixed or unknown (a command the host
-// would refuse is never printed).
-func TestUDPGSOCorruption(t *testing.T) {
-	tun := func(kernel string, drv string) func(in *Input) {
-		return func(in *Input) {
-			in.Snap.Host.Kernel = kernel
-			if drv != "" {
-				in.Snap.Devices = append(in.Snap.Devices, inspect.Device{Name: "tun0", Driver: drv, Bus: "virtual"})
-			}
-			setOffload(dev(t, in.Snap, "eth0"), "uso", true, false)
-		}
-	}
-	for _, c := range []struct {
-		kernel, drv string
-		fire        bool
-	}{
-		{"7.1.4", "wireguard", true}, {"7.0.9", "tun", true}, {"7.0.0-15-generic", "wireguard", true},
-		{"7.1.5", "wireguard", false}, {"7.2.13+deb14-amd64", "wireguard", false}, {"6.18.44", "wireguard", false},
-		{"7.1.4", "", false},
-	} {
-		got, _ := findings(t, "firecracker-host", tun(c.kernel, c.drv))
-		f, ok := got["udp-gso-corruption"]
-		if ok != c.fire {
-			t.Errorf("%s %s: fired %v, want %v", c.kernel, c.drv, ok, c.fire)
-			continue
-		}
-		if ok {
-			if g := strings.Join(actionIDs(f), " "); g != "tx-udp-segmentation:eth0=off" || f.Severity != Warn {
-				t.Errorf("%s: %s %s", c.kernel, f.Severity, g)
-			}
-		}
-		if c.kernel == "7.0.0-15-generic" && !strings.Contains(strings.Join(f.Unchecked, "\n"), "backport") {
-			t.Errorf("Ubuntu's ABI name: say a backport cannot be seen: %v", f.Unchecked)
-		}
-	}
-	// the captured virtio device has uso off [fixed]: nothing to print
-	got, _ := findings(t, "firecracker-host", func(in *Input) {
-		in.Snap.Host.Kernel = "7.1.4"
-		in.Snap.Devices = append(in.Snap.Devices, inspect.Device{Name: "wg0", Driver: "wireguard", Bus: "virtual"})
-	})
-	expect(t, got, nil, "udp-gso-corruption")
-}
-
-// WireGuard threaded on mainline: outside the CVE's stable ranges, what is
-// known (the default stays) and what is not (a mainline fix of the race).
-func TestWGThreadedMainline(t *testing.T) {
-	got, _ := findings(t, "wg-gw-pinned", nil)
-	f := got["wg-threaded-napi"]
-	mustSay(t, "mainline", fixText(f)+strings.Join(f.Unchecked, "\n"), []string{"no mainline fix of the race was found", "whether kernel 6.18.5 can stall"}, []string{"is one of them: upgrade"})
-	got, _ = findings(t, "wg-gw-threaded", nil)
-	mustSay(t, "stable range", fixText(got["wg-threaded-napi"]), []string{"upgrade to 6.12.74 or later"}, []string{"no mainline fix"})
 }
 
 // Every action a finding proposes is one the host accepts: a governor or

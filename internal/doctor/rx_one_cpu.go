@@ -16,9 +16,10 @@ import (
 
 func init() {
 	register(Rule{
-		ID:      "rx-one-cpu",
-		Summary: "observed: NET_RX on one CPU, others idle, for a receiving device without an IRQ and with RPS off",
-		Check:   checkRXOneCPU,
+		ID:       "rx-one-cpu",
+		Summary:  "observed: NET_RX on one CPU, others idle, for a receiving device without an IRQ and with RPS off",
+		Findings: []string{"rx-one-cpu"},
+		Check:    checkRXOneCPU,
 	})
 }
 
@@ -28,7 +29,7 @@ func checkRXOneCPU(in *Input) ([]Finding, []Skipped) {
 		return nil, nil
 	}
 	if in.Obs == nil {
-		return nil, []Skipped{{Rule: "rx-one-cpu", Reason: "where NET_RX runs is runtime data: needs --observe (or --result)"}}
+		return nil, []Skipped{{Reason: "where NET_RX runs is runtime data: needs --observe (or --result)"}}
 	}
 	hot, hotShare, rest := -1, 0.0, 0.0
 	for _, c := range in.Obs.CPUs {

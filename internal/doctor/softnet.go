@@ -7,22 +7,24 @@ import (
 	"strconv"
 )
 
-// Rule softnet-squeeze: NET_RX softirqs ran out of budget (time_squeeze)
-// with work left, often, between two readings. Rule softnet-drops: the
-// per-CPU backlog (netif_rx, RPS) overflowed and dropped packets. Both
-// need two readings: counters since boot say nothing about now.
+// Rule softnet, two findings. softnet-squeeze: NET_RX softirqs ran out of
+// budget (time_squeeze) with work left, often, between two readings.
+// softnet-drops: the per-CPU backlog (netif_rx, RPS) overflowed and
+// dropped packets. Both need two readings: counters since boot say
+// nothing about now.
 
 func init() {
 	register(Rule{
-		ID:      "softnet",
-		Summary: "softnet time_squeeze and backlog drops that grew between two readings",
-		Check:   checkSoftnet,
+		ID:       "softnet",
+		Summary:  "softnet time_squeeze and backlog drops that grew between two readings",
+		Findings: []string{"softnet-squeeze", "softnet-drops"},
+		Check:    checkSoftnet,
 	})
 }
 
 func checkSoftnet(in *Input) ([]Finding, []Skipped) {
 	if in.Before == nil || len(in.Before.Host.Softnet) == 0 || len(in.Snap.Host.Softnet) == 0 {
-		return nil, []Skipped{{Rule: "softnet", Reason: "needs two readings of /proc/net/softnet_stat: run with --observe D (or --result FILE)"}}
+		return nil, []Skipped{{Reason: "needs two readings of /proc/net/softnet_stat: run with --observe D (or --result FILE)"}}
 	}
 	before := map[int]int{}
 	for i, r := range in.Before.Host.Softnet {

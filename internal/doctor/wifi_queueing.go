@@ -17,9 +17,10 @@ import (
 
 func init() {
 	register(Rule{
-		ID:      "wifi-queueing",
-		Summary: "WiFi (mac80211) queues per station in fq_codel under AQL: XPS, BQL and the root qdisc do not apply",
-		Check:   checkWiFiQueueing,
+		ID:       "wifi-queueing",
+		Summary:  "WiFi (mac80211) queues per station in fq_codel under AQL: XPS, BQL and the root qdisc do not apply",
+		Findings: []string{"wifi-queueing"},
+		Check:    checkWiFiQueueing,
 	})
 }
 

@@ -18,9 +18,10 @@ import (
 
 func init() {
 	register(Rule{
-		ID:      "xps",
-		Summary: "XPS: not applicable on one TX queue; unset on a multiqueue device",
-		Check:   checkXPS,
+		ID:       "xps",
+		Summary:  "XPS: not applicable on one TX queue; unset on a multiqueue device",
+		Findings: []string{"xps-not-applicable", "xps-unset"},
+		Check:    checkXPS,
 	})
 }
 

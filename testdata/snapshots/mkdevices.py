@@ -3,13 +3,14 @@
 """Build the device-class snapshot fixtures (README.md, "Device classes"):
 hand-built, from the kernel's sysfs layout and driver source (Debian's
 linux-source 6.12.117 and 6.1.192) and from what users' hosts show. Uses
-mkfixtures.py's helpers; writes one .tar.gz per device class.
+mkfixtures.py's helpers; writes one NAME.txt per device class and builds
+its .tar.gz from it.
 
     python3 testdata/snapshots/mkdevices.py
 """
 import os
 
-from mkfixtures import Tree, netdev, host, softnet_row, irq, features, FEATURES_USBNET, vl805
+from mkfixtures import build, Tree, netdev, host, softnet_row, irq, features, FEATURES_USBNET, vl805
 
 SYSCTLS = {"netdev_budget": 300, "netdev_budget_usecs": 2000, "netdev_max_backlog": 1000,
            "dev_weight": 64, "busy_poll": 0, "busy_read": 0, "rps_sock_flow_entries": 0,
@@ -386,3 +387,4 @@ if __name__ == "__main__":
     pi5_ax88179()
     modem_5g_mbim()
     mt7921u_73()
+    build()

@@ -4,16 +4,22 @@
 encodes). Writes wirespeed snapshot files: a gzip'd tar with meta.json
 first, errors.json, answers.json and a root/ tree of sys/ and proc/.
 
-    python3 testdata/snapshots/mkfixtures.py   # rewrites the .tar.gz files
+    python3 testdata/snapshots/mkfixtures.py   # rewrites their .txt, then builds the .tar.gz
+
+Each fixture's source is its text form, NAME.txt (README.md); the
+.tar.gz is built from it by go run ./testdata/snapshots/fixtures, which
+this script runs at the end.
 """
-import gzip
-import io
 import json
 import os
-import tarfile
+import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MTIME = 1700000000
+# Where the .txt go: here, or (WIRESPEED_FIXTURES_OUT) a directory of a
+# test that compares them with the committed ones, building nothing.
+OUT = os.environ.get("WIRESPEED_FIXTURES_OUT", HERE)
 
 
 class Tree:
@@ -49,33 +55,57 @@ class Tree:
         self._parents(p + "/x")
 
     def write(self, name, meta, answers):
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
-            def add_bytes(n, b):
-                ti = tarfile.TarInfo(n)
-                ti.size, ti.mtime, ti.mode = len(b), MTIME, 0o644
-                tf.addfile(ti, io.BytesIO(b))
-            meta = dict(meta, format="wirespeed-snapshot", version=1)
-            add_bytes("meta.json", json.dumps(meta, indent=2).encode())
-            add_bytes("errors.json", json.dumps(self.errors, indent=2, sort_keys=True).encode())
-            add_bytes("answers.json", json.dumps(answers, indent=2, sort_keys=True).encode())
-            for d in sorted(self.dirs):
-                ti = tarfile.TarInfo("root" + d + "/")
-                ti.type, ti.mode, ti.mtime = tarfile.DIRTYPE, 0o755, MTIME
-                tf.addfile(ti)
-            for p in sorted(self.links):
-                ti = tarfile.TarInfo("root" + p)
-                ti.type, ti.linkname, ti.mode, ti.mtime = tarfile.SYMTYPE, self.links[p], 0o777, MTIME
-                tf.addfile(ti)
-            for p in sorted(self.files):
-                add_bytes("root" + p, self.files[p])
-        raw = buf.getvalue()
-        out = io.BytesIO()
-        with gzip.GzipFile(fileobj=out, mode="wb", mtime=MTIME) as gz:
-            gz.write(raw)
-        with open(os.path.join(HERE, name), "wb") as f:
-            f.write(out.getvalue())
-        print("wrote", name)
+        """Write NAME.txt, the snapshot's text form (snaptext/snaptext.go
+        says the form; this writes what its Encode writes for the same
+        entries). build() makes the .tar.gz from it."""
+        meta = dict(meta, format="wirespeed-snapshot", version=1)
+        entries = [("file", "meta.json", json.dumps(meta, indent=2)),
+                   ("file", "errors.json", json.dumps(self.errors, indent=2, sort_keys=True)),
+                   ("file", "answers.json", json.dumps(answers, indent=2, sort_keys=True))]
+        entries += [("dir", "root" + d + "/", None) for d in sorted(self.dirs)]
+        entries += [("link", "root" + p, self.links[p]) for p in sorted(self.links)]
+        entries += [("file", "root" + p, self.files[p].decode()) for p in sorted(self.files)]
+        out = ["# A wirespeed snapshot fixture as text (testdata/snapshots/README.md: the form);",
+               "# go run ./testdata/snapshots/fixtures builds its .tar.gz from it.",
+               "wirespeed-snapshot-text 1", "mtime %d" % MTIME]
+        for kind, path, body in entries:
+            if not plain_path(path) or (kind == "link" and not plain_path(body)):
+                raise ValueError("%s: write paths without spaces, quotes or control characters" % path)
+            if kind == "dir":
+                out.append("dir " + path)
+            elif kind == "link":
+                out.append("link %s -> %s" % (path, body))
+            else:
+                out.append("")
+                out.append("file " + path + (" noeol" if body and not body.endswith("\n") else ""))
+                if body:
+                    for line in (body[:-1] if body.endswith("\n") else body).split("\n"):
+                        if not plain_line(line):
+                            raise ValueError("%s: line %r: the scripts write plain lines (no trailing blanks or control characters)" % (path, line))
+                        out.append(("| " + line).rstrip(" "))
+        txt = name[:-len(".tar.gz")] + ".txt"
+        with open(os.path.join(OUT, txt), "w") as f:
+            f.write("\n".join(out) + "\n")
+        print("wrote", txt)
+
+
+def plain_line(s):
+    return not s.endswith((" ", "\t")) and all(c == "\t" or (ord(c) >= 0x20 and ord(c) != 0x7f) for c in s)
+
+
+def plain_path(s):
+    return s != "" and plain_line(s) and not any(c in s for c in " \"\t\\")
+
+
+def build():
+    """Build every .tar.gz from its .txt (the Go command; Go 1.25+)."""
+    if OUT != HERE:
+        return  # a check of the text alone (internal/cli's fixture tests)
+    root = os.path.join(HERE, "..", "..")
+    try:
+        subprocess.run(["go", "run", "./testdata/snapshots/fixtures"], cwd=root, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.exit("building the .tar.gz failed (%s): run go run ./testdata/snapshots/fixtures" % e)
 
 
 def vl805(t):
@@ -393,3 +423,4 @@ if __name__ == "__main__":
     wg_gateway()
     usbnet_619()
     wg_gateways()
+    build()
