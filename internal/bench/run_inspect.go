@@ -6,16 +6,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/selfexe"
 )
 
 // InspectSelf returns an Options.Inspect that re-executes this binary's
 // 'inspect --json IFACE' inside the namespace (sysfs is per namespace),
-// or nil when the binary cannot be found.
+// or nil when the binary cannot be found or is a Go test binary (see
+// selfexe).
 func InspectSelf() func(ctx context.Context, ns string, ifaces []string) (json.RawMessage, error) {
-	exe, err := os.Executable()
+	exe, err := selfexe.Path()
 	if err != nil {
 		return nil
 	}

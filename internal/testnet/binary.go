@@ -3,9 +3,12 @@
 package testnet
 
 import (
+	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -50,5 +53,20 @@ func Binary(t *testing.T) string {
 func RemoveBinary() {
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
+	}
+}
+
+// RefuseRerun is the first call of a package's TestMain. Go test binaries
+// are started with flags only; one started with positional arguments
+// ("inspect --json lo") was run as if it were wirespeed, by code that
+// re-executes its own binary, and would run all of its tests again -
+// reaching the same re-execution, a chain of test processes. It says so
+// and exits with status 2 instead.
+func RefuseRerun() {
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "%s: a Go test binary run as 'wirespeed %s': not running its tests again (re-execute a built wirespeed, testnet.Binary, not the test binary)\n",
+			os.Args[0], strings.Join(flag.Args(), " "))
+		os.Exit(2)
 	}
 }

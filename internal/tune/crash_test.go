@@ -24,6 +24,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	testnet.RefuseRerun()
 	// In-process tunes of the host's namespace lock a directory of this
 	// test binary's own: packages' tests run side by side.
 	lockDir, _ := os.MkdirTemp("", "ws-test-locks-")

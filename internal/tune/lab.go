@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/lab"
+	"github.com/wirespeed/wirespeed/internal/selfexe"
 )
 
 // LabSenderNSFlag is the internal flag of 'tune apply' with which RunInLab
@@ -45,7 +46,7 @@ func RunInLab(ctx context.Context, cfg lab.Config, args []string, stdout, stderr
 		return err
 	}
 	defer os.RemoveAll(state)
-	self, err := os.Executable()
+	self, err := selfexe.Path()
 	if err != nil {
 		return err
 	}

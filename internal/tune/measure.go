@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
+	"github.com/wirespeed/wirespeed/internal/selfexe"
 )
 
 // VerifyMeasurer runs the user's command with sh -c and reads its output
@@ -92,7 +93,7 @@ func (b Bench) argv(self string) []string {
 // Mbit from its result.
 func (b Bench) Measurer() Measurer {
 	return func(ctx context.Context) (Metrics, error) {
-		self, err := os.Executable()
+		self, err := selfexe.Path()
 		if err != nil {
 			return nil, err
 		}
@@ -167,9 +168,9 @@ const GroupCommandName = "__group"
 // own, led by the supervisor: when this process dies, even by SIGKILL, the
 // whole group is killed; when ctx ends, the group is killed.
 func groupCommand(ctx context.Context, argv ...string) (*exec.Cmd, error) {
-	self, err := os.Executable()
+	self, err := selfexe.Path()
 	if err != nil {
-		return nil, fmt.Errorf("cannot find wirespeed's own binary to supervise %s: %w", argv[0], err)
+		return nil, fmt.Errorf("cannot supervise %s: %w", argv[0], err)
 	}
 	cmd := exec.CommandContext(ctx, self, append([]string{GroupCommandName, strconv.Itoa(os.Getpid()), "--"}, argv...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}

@@ -3,6 +3,7 @@
 package tune
 
 import (
+	"context"
 	"math"
 	"runtime"
 	"strings"
@@ -23,6 +24,20 @@ func TestBenchArgv(t *testing.T) {
 	want := "ip netns exec x /ws bench --peer 198.18.0.2 -t 3s --omit 1s --idle 0s --observe off --no-inspect --out - --json --direction receive -P 2 --port 5300 --probe-interval=20ms"
 	if got != want {
 		t.Errorf("argv\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestNoReexecOfTestBinary: tune's measurements and its supervisor run
+// tune's own binary again. In a test binary that would run every test
+// again (and a test reaching a measurement would start another copy): they
+// must refuse instead, before starting anything.
+func TestNoReexecOfTestBinary(t *testing.T) {
+	if c, err := groupCommand(context.Background(), "true"); err == nil {
+		t.Fatalf("groupCommand would run this test binary: %v", c.Args)
+	}
+	b := Bench{Peer: "198.18.0.2", Duration: "1s", Direction: "receive", Streams: 1}
+	if m, err := b.Measurer()(context.Background()); err == nil || !strings.Contains(err.Error(), "Go test binary") {
+		t.Fatalf("Measurer in a test binary: %v, %v; want a refusal", m, err)
 	}
 }
 

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/lab"
+	"github.com/wirespeed/wirespeed/internal/selfexe"
 )
 
 // Config is one 'wirespeed lab vm' run.
@@ -323,7 +324,7 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 	var tools Tools
 	if c.Arch == hostArch() {
 		if wsBin == "" {
-			if wsBin, err = os.Executable(); err != nil {
+			if wsBin, err = selfexe.Path(); err != nil {
 				return nil, fmt.Errorf("find this wirespeed binary: %w (pass --wirespeed FILE)", err)
 			}
 		}
