@@ -127,7 +127,7 @@ func verdicts(d string) (string, error) {
 			for _, r := range g.pairs {
 				pr = append(pr, strconv.FormatFloat(r, 'f', 2, 64))
 			}
-			verdict := t.Verdict
+			verdict := string(t.Verdict)
 			for _, o := range t.Others {
 				if !o.Worse {
 					continue

@@ -84,13 +84,34 @@ type MetricDelta struct {
 	Worse       bool      `json:"worse"`
 }
 
+// Verdict is the closed loop's decision on one action; its JSON and text
+// are the constants' strings.
+type Verdict string
+
+// The verdicts Loop gives.
+const (
+	// VerdictKept: the goal got significantly better and no guarded metric
+	// worse; the change stays (marked kept in the journal).
+	VerdictKept Verdict = "kept"
+	// VerdictReverted: measured and not kept, or a measurement failed
+	// after the change was made; the old value is back.
+	VerdictReverted Verdict = "reverted"
+	// VerdictAlready: the value was in force before the action was tried.
+	VerdictAlready Verdict = "already"
+	// VerdictRefused: the kernel took the write but read back another
+	// value (StateRefused); the old value is back.
+	VerdictRefused Verdict = "refused"
+	// VerdictFailed: the action could not be applied or measured.
+	VerdictFailed Verdict = "failed"
+	// VerdictSkipped: an action it Needs was not kept.
+	VerdictSkipped Verdict = "skipped"
+)
+
 // Trial is the closed loop's verdict on one action.
 type Trial struct {
-	Action doctor.Action `json:"action"`
-	// Verdict: kept, reverted, already (in force before), refused, failed,
-	// skipped (an action it Needs was not kept).
-	Verdict string `json:"verdict"`
-	Reason  string `json:"reason"`
+	Action  doctor.Action `json:"action"`
+	Verdict Verdict       `json:"verdict"`
+	Reason  string        `json:"reason"`
 	// Leftover says that an interrupted tune had left this change in force
 	// (its entry neither kept nor reverted) and that it was put back before
 	// the action was measured.
@@ -190,7 +211,7 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 	for n, a := range acts {
 		tr := Trial{Action: a}
 		if dep := firstIn(a.Needs, notKept); dep != "" {
-			tr.Verdict, tr.Reason = "skipped", "needs "+dep+", which was not kept"
+			tr.Verdict, tr.Reason = VerdictSkipped, "needs "+dep+", which was not kept"
 			notKept[a.ID] = true
 			say("[%d/%d] %s: skipped - %s", n+1, len(acts), a.ID, tr.Reason)
 			trials = append(trials, tr)
@@ -203,7 +224,7 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 			e := t.Store.J.Entries[i]
 			o, err := t.revertEntry(ctx, i)
 			if err != nil {
-				tr.Verdict, tr.Reason = StateFailed, "putting back a change an interrupted tune left: "+err.Error()
+				tr.Verdict, tr.Reason = VerdictFailed, "putting back a change an interrupted tune left: "+err.Error()
 				return append(trials, tr), fmt.Errorf("%s: %w", a.ID, err)
 			}
 			tr.Leftover = fmt.Sprintf("%s = %q was left in force by an interrupted tune (journal entry %d, %s, %s); put back to %q before measuring",
@@ -237,15 +258,15 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 				appliedHere = true
 			}
 			if err != nil || o.State != StateApplied {
-				if o.State == "already" && i == 0 {
-					tr.Verdict, tr.Reason = "already", "in force before this action was tried: "+strings.TrimSpace(o.Got)
+				if o.State == StateAlready && i == 0 {
+					tr.Verdict, tr.Reason = VerdictAlready, "in force before this action was tried: "+strings.TrimSpace(o.Got)
 					if e := t.Store.active((&Entry{Action: a, Netns: t.Netns}).key()); e >= 0 {
 						tr.Reason += fmt.Sprintf(" (kept by wirespeed, journal entry %d; was %q)", t.Store.J.Entries[e].Seq, trim(t.Store.J.Entries[e].Old))
 					}
 				} else {
-					tr.Verdict = o.State
-					if tr.Verdict == "" || tr.Verdict == "already" {
-						tr.Verdict = StateFailed
+					tr.Verdict = VerdictFailed
+					if o.State == StateRefused {
+						tr.Verdict = VerdictRefused
 					}
 					tr.Reason = o.Note
 					if err != nil {
@@ -265,7 +286,7 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 			}
 		}
 		if failed != nil && !appliedHere {
-			trials = append(trials, Trial{Action: a, Verdict: StateFailed, Reason: failed.Error()})
+			trials = append(trials, Trial{Action: a, Verdict: VerdictFailed, Reason: failed.Error()})
 			return trials, fmt.Errorf("%s: %w (nothing of it was applied)", a.ID, failed)
 		}
 		if failed != nil {
@@ -275,14 +296,14 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 			if errors.As(rerr, &ue) {
 				rerr = nil // never applied
 			}
-			trials = append(trials, Trial{Action: a, Verdict: "reverted", Reason: failed.Error()})
+			trials = append(trials, Trial{Action: a, Verdict: VerdictReverted, Reason: failed.Error()})
 			if rerr != nil {
 				return trials, fmt.Errorf("%s: %v; and reverting it: %w", a.ID, failed, rerr)
 			}
 			return trials, fmt.Errorf("%s: %w (the action was reverted)", a.ID, failed)
 		}
 		if tr.Verdict != "" {
-			if tr.Verdict != "already" {
+			if tr.Verdict != VerdictAlready {
 				notKept[a.ID] = true
 			}
 			trials = append(trials, tr)
@@ -330,13 +351,13 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 			}
 		}
 		if keep {
-			tr.Verdict = "kept"
+			tr.Verdict = VerdictKept
 			t.markKept(a.ID)
 			if err := t.Store.Save(); err != nil {
 				return append(trials, tr), err
 			}
 		} else {
-			tr.Verdict = "reverted"
+			tr.Verdict = VerdictReverted
 			notKept[a.ID] = true
 			if _, err := t.Revert(context.WithoutCancel(ctx), []string{a.ID}, false); err != nil {
 				return append(trials, tr), fmt.Errorf("reverting %s: %w", a.ID, err)
@@ -354,7 +375,7 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 func failedTrials(trials []Trial) error {
 	var ids []string
 	for _, tr := range trials {
-		if tr.Verdict == StateFailed {
+		if tr.Verdict == VerdictFailed {
 			ids = append(ids, tr.Action.ID)
 		}
 	}

@@ -4,6 +4,7 @@ package tune
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -47,7 +48,7 @@ func TestLoopKeepsOnlyWhatHelps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"kept", "reverted", "reverted", "already"}
+	want := []Verdict{VerdictKept, VerdictReverted, VerdictReverted, VerdictAlready}
 	for i, tr := range trials {
 		if tr.Verdict != want[i] {
 			t.Errorf("%s: %s (%s), want %s", tr.Action.ID, tr.Verdict, tr.Reason, want[i])
@@ -77,8 +78,8 @@ func TestLoopGuards(t *testing.T) {
 	budget := doctor.Action{ID: "budget/host", Kind: doctor.KindSysctl, Target: "net.core.netdev_budget", Value: "600"}
 	for _, c := range []struct {
 		guard string
-		want  string
-	}{{"all", "reverted"}, {"cpu", "reverted"}, {"none", "kept"}, {"latency", "kept"}} {
+		want  Verdict
+	}{{"all", VerdictReverted}, {"cpu", VerdictReverted}, {"none", VerdictKept}, {"latency", VerdictKept}} {
 		s := tree(t)
 		tu := newTuner(t, s)
 		guards, err := ParseGuards(c.guard)
@@ -92,7 +93,7 @@ func TestLoopGuards(t *testing.T) {
 		if trials[0].Verdict != c.want {
 			t.Errorf("--guard %s: %s (%s), want %s", c.guard, trials[0].Verdict, trials[0].Reason, c.want)
 		}
-		if c.want == "kept" && !strings.Contains(trials[0].Reason, MetricCPU+" got worse") {
+		if c.want == VerdictKept && !strings.Contains(trials[0].Reason, MetricCPU+" got worse") {
 			t.Errorf("--guard %s: kept without saying CPU got worse: %s", c.guard, trials[0].Reason)
 		}
 	}
@@ -179,7 +180,7 @@ func TestLoopInterruptedReverts(t *testing.T) {
 		return inner(c)
 	}
 	trials, err := tu.Loop(ctx, []doctor.Action{rpsAction("3")}, LoopConfig{Goal: "throughput", Pairs: 3, Measure: measure})
-	if err == nil || len(trials) != 1 || trials[0].Verdict != "reverted" {
+	if err == nil || len(trials) != 1 || trials[0].Verdict != VerdictReverted {
 		t.Fatalf("trials %+v, err %v", trials, err)
 	}
 	if got := s.mustRead(t, rps); got != "00000000\n" {
@@ -200,11 +201,11 @@ func TestLoopSkipsWhatNeedsARevertedAction(t *testing.T) {
 		Target: "/sys/class/net/eth9/queues/rx-0/rps_flow_cnt", Value: "4096", Needs: []string{"rps/eth9/rx-0"}}
 	for _, c := range []struct {
 		rps  string
-		want []string
+		want []Verdict
 		flow string
 	}{
-		{"1", []string{"reverted", "skipped"}, "0\n"}, // RPS on CPU0 only does not help here
-		{"3", []string{"kept", "reverted"}, "0\n"},    // RPS helps; RFS is measured (and does nothing)
+		{"1", []Verdict{VerdictReverted, VerdictSkipped}, "0\n"}, // RPS on CPU0 only does not help here
+		{"3", []Verdict{VerdictKept, VerdictReverted}, "0\n"},    // RPS helps; RFS is measured (and does nothing)
 	} {
 		s := tree(t)
 		tu := newTuner(t, s)
@@ -234,11 +235,11 @@ func TestLoopLeftoverOfKilledRun(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		act     doctor.Action
-		verdict string
+		verdict Verdict
 		final   string
 	}{
-		{"helps", rpsAction("3"), "kept", "3"},
-		{"hurts", doctor.Action{ID: "threaded/eth9", Kind: doctor.KindSysfs, Device: "eth9", Target: "/sys/class/net/eth9/threaded", Value: "1"}, "reverted", "0\n"},
+		{"helps", rpsAction("3"), VerdictKept, "3"},
+		{"hurts", doctor.Action{ID: "threaded/eth9", Kind: doctor.KindSysfs, Device: "eth9", Target: "/sys/class/net/eth9/threaded", Value: "1"}, VerdictReverted, "0\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := tree(t)
@@ -288,7 +289,7 @@ func TestLoopAlreadySaysTheValueInForce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if trials[1].Verdict != "already" || !strings.Contains(trials[1].Reason, "tried: 3 (kept by wirespeed") {
+	if trials[1].Verdict != VerdictAlready || !strings.Contains(trials[1].Reason, "tried: 3 (kept by wirespeed") {
 		t.Errorf("second rps: %s (%s)", trials[1].Verdict, trials[1].Reason)
 	}
 }
@@ -300,12 +301,12 @@ func TestLoopFailedMeasurementKeepsEarlierRuns(t *testing.T) {
 	s := tree(t)
 	tu := newTuner(t, s)
 	trials, err := tu.Loop(context.Background(), []doctor.Action{rpsAction("3")}, LoopConfig{Goal: "throughput", Pairs: 3, Measure: stateMeasurer(t, s)})
-	if err != nil || trials[0].Verdict != "kept" {
+	if err != nil || trials[0].Verdict != VerdictKept {
 		t.Fatalf("first run: %+v %v", trials, err)
 	}
 	failing := func(context.Context) (Metrics, error) { return nil, errors.New("the load broke") }
 	trials, err = tu.Loop(context.Background(), []doctor.Action{rpsAction("3")}, LoopConfig{Goal: "throughput", Pairs: 3, Measure: failing})
-	if err == nil || len(trials) != 1 || trials[0].Verdict != StateFailed {
+	if err == nil || len(trials) != 1 || trials[0].Verdict != VerdictFailed {
 		t.Fatalf("second run with a broken load: %+v %v", trials, err)
 	}
 	if got := s.mustRead(t, rps); got != "3" {
@@ -314,7 +315,7 @@ func TestLoopFailedMeasurementKeepsEarlierRuns(t *testing.T) {
 	gone := doctor.Action{ID: "threaded/eth9", Kind: doctor.KindSysfs, Device: "eth9", Target: "/sys/class/net/eth9/threaded", Value: "1"}
 	os.Remove(s.path("/sys/class/net/eth9/threaded"))
 	trials, err = tu.Loop(context.Background(), []doctor.Action{gone}, LoopConfig{Goal: "throughput", Pairs: 2, Measure: stateMeasurerNoThreaded(t, s)})
-	if err == nil || !strings.Contains(err.Error(), "1 of 1 actions failed") || trials[0].Verdict != StateFailed {
+	if err == nil || !strings.Contains(err.Error(), "1 of 1 actions failed") || trials[0].Verdict != VerdictFailed {
 		t.Fatalf("a run whose only action failed: %+v %v", trials, err)
 	}
 }
@@ -323,5 +324,21 @@ func TestLoopFailedMeasurementKeepsEarlierRuns(t *testing.T) {
 func stateMeasurerNoThreaded(t *testing.T, s *System) Measurer {
 	return func(context.Context) (Metrics, error) {
 		return Metrics{MetricThroughput: 100}, nil
+	}
+}
+
+// TestVerdictJSON: the typed verdicts are written as the strings tune's
+// JSON always carried, and read back.
+func TestVerdictJSON(t *testing.T) {
+	for v, want := range map[Verdict]string{VerdictKept: "kept", VerdictReverted: "reverted", VerdictAlready: "already",
+		VerdictRefused: "refused", VerdictFailed: "failed", VerdictSkipped: "skipped"} {
+		b, err := json.Marshal(Trial{Verdict: v})
+		if err != nil || !strings.Contains(string(b), `"verdict":"`+want+`"`) {
+			t.Errorf("%s: %s, %v", want, b, err)
+		}
+		var back Trial
+		if err := json.Unmarshal(b, &back); err != nil || back.Verdict != v {
+			t.Errorf("%s read back as %q, %v", want, back.Verdict, err)
+		}
 	}
 }

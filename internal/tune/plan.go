@@ -228,10 +228,10 @@ func (t *Tuner) ApplyStatic(ctx context.Context, acts []doctor.Action, progress 
 			leftSeq = t.Store.J.Entries[left].Seq
 		}
 		o, err := t.Apply(ctx, a)
-		if err == nil && (o.State == StateApplied || o.State == "already") {
+		if err == nil && (o.State == StateApplied || o.State == StateAlready) {
 			// A static run keeps what it applies: mark it so, or a later
 			// run would take it for the leftover of an interrupted one.
-			if left >= 0 && o.State == "already" {
+			if left >= 0 && o.State == StateAlready {
 				o.Note = fmt.Sprintf("left in force by an interrupted tune (journal entry %d); kept now", leftSeq)
 			}
 			if kerr := t.Keep(a.ID); kerr != nil {
@@ -241,7 +241,7 @@ func (t *Tuner) ApplyStatic(ctx context.Context, acts []doctor.Action, progress 
 		if err != nil {
 			errs = append(errs, err)
 			if o.State == "" {
-				o.State, o.Note = "failed", err.Error()
+				o.State, o.Note = StateFailed, err.Error()
 			}
 		} else if o.State == StateRefused {
 			errs = append(errs, fmt.Errorf("%s: the kernel refused %s: %s", a.ID, a.Value, o.Note))

@@ -188,10 +188,15 @@ type Outcome struct {
 	Old    string `json:"old"`
 	Want   string `json:"want"`
 	Got    string `json:"got"`
-	// State: applied, already (nothing to do), refused, failed, reverted, gone.
+	// State: an entry state (StateApplied, StateRefused, StateFailed,
+	// StateReverted, StateGone) or StateAlready.
 	State string `json:"state"`
 	Note  string `json:"note,omitempty"`
 }
+
+// StateAlready is an Outcome's state when the value was in force before:
+// nothing written, no journal entry.
+const StateAlready = "already"
 
 // ErrGone is matched when the device an action is about has vanished.
 var ErrGone = errors.New("device is gone")
@@ -329,7 +334,7 @@ func (t *Tuner) Apply(ctx context.Context, a doctor.Action) (Outcome, error) {
 	e := Entry{Action: a, Old: cur, State: StatePending, Netns: t.Netns, Host: t.Host, Ifindex: idx, MAC: mac}
 	prev := t.Store.active(e.key())
 	if ok, _ := k.took(a, cur); ok {
-		out.State = "already"
+		out.State = StateAlready
 		if prev >= 0 {
 			out.Old = t.Store.J.Entries[prev].Old
 		}
@@ -492,17 +497,17 @@ func (t *Tuner) revertEntry(ctx context.Context, i int) (Outcome, error) {
 			out.Note = e.Note
 			return out, t.Store.Save()
 		}
-		out.State = "failed"
+		out.State = StateFailed
 		return out, fmt.Errorf("revert %s: %w (still in the journal; try again)", a.ID, err)
 	}
 	got, err := k.read(ctx, t.Sys, a)
 	out.Got = got
 	if err != nil {
-		out.State = "failed"
+		out.State = StateFailed
 		return out, fmt.Errorf("revert %s: read-back: %w", a.ID, err)
 	}
 	if !sameState(got, e.Old) {
-		out.State = "failed"
+		out.State = StateFailed
 		return out, fmt.Errorf("revert %s: wrote %q back but the kernel shows %q (still in the journal)", a.ID, trim(e.Old), trim(got))
 	}
 	e.State, out.State = StateReverted, StateReverted
