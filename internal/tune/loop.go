@@ -197,176 +197,220 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 	if cfg.Pairs < 2 {
 		return nil, fmt.Errorf("pairs %d: the paired test needs at least 2", cfg.Pairs)
 	}
-	say := func(f string, a ...any) {
-		if cfg.Progress != nil {
-			cfg.Progress(fmt.Sprintf(f, a...))
-		}
-	}
-	var trials []Trial
-	notKept := map[string]bool{} // tried in this loop and reverted
+	l := &loop{t: t, cfg: cfg, goal: goal, total: len(acts), notKept: map[string]bool{}}
 	for _, e := range t.leftovers(acts) {
-		say("%s: %s is still %q, left in force by an interrupted tune (journal entry %d, %s) and not in this plan; 'wirespeed tune revert %s' puts back %q",
+		l.say("%s: %s is still %q, left in force by an interrupted tune (journal entry %d, %s) and not in this plan; 'wirespeed tune revert %s' puts back %q",
 			e.Action.ID, e.Action.Target, e.Action.Value, e.Seq, e.Time, e.Action.ID, trim(e.Old))
 	}
+	var trials []Trial
 	for n, a := range acts {
-		tr := Trial{Action: a}
-		if dep := firstIn(a.Needs, notKept); dep != "" {
-			tr.Verdict, tr.Reason = VerdictSkipped, "needs "+dep+", which was not kept"
-			notKept[a.ID] = true
-			say("[%d/%d] %s: skipped - %s", n+1, len(acts), a.ID, tr.Reason)
-			trials = append(trials, tr)
-			continue
-		}
-		if i := t.Leftover(a); i >= 0 {
-			// A killed tune applied this and never decided on it: what is in
-			// force is not the host's own state. Put the old value back and
-			// measure the action like any other.
-			e := t.Store.J.Entries[i]
-			o, err := t.revertEntry(ctx, i)
-			if err != nil {
-				tr.Verdict, tr.Reason = VerdictFailed, "putting back a change an interrupted tune left: "+err.Error()
-				return append(trials, tr), fmt.Errorf("%s: %w", a.ID, err)
-			}
-			tr.Leftover = fmt.Sprintf("%s = %q was left in force by an interrupted tune (journal entry %d, %s, %s); put back to %q before measuring",
-				e.Action.Target, trim(e.Action.Value), e.Seq, e.State, e.Time, trim(o.Got))
-			say("[%d/%d] %s: %s", n+1, len(acts), a.ID, tr.Leftover)
-		}
-		before, after := map[string][]float64{}, map[string][]float64{}
-		var failed error
-		// appliedHere: this trial wrote the action at least once. A
-		// failed measurement undoes only that, never a change an earlier
-		// run measured and kept.
-		appliedHere := false
-		for i := 0; i < cfg.Pairs && failed == nil; i++ {
-			if i > 0 {
-				if _, err := t.Revert(ctx, []string{a.ID}, false); err != nil {
-					failed = err
-					break
-				}
-			}
-			say("[%d/%d] %s: pair %d/%d, measuring without it", n+1, len(acts), a.ID, i+1, cfg.Pairs)
-			m, err := cfg.Measure(ctx)
-			if err != nil {
-				failed = fmt.Errorf("measuring: %w", err)
-				break
-			}
-			for k, v := range m {
-				before[k] = append(before[k], v)
-			}
-			o, err := t.Apply(ctx, a)
-			if o.State == StateApplied {
-				appliedHere = true
-			}
-			if err != nil || o.State != StateApplied {
-				if o.State == StateAlready && i == 0 {
-					tr.Verdict, tr.Reason = VerdictAlready, "in force before this action was tried: "+strings.TrimSpace(o.Got)
-					if e := t.Store.active((&Entry{Action: a, Netns: t.Netns}).key()); e >= 0 {
-						tr.Reason += fmt.Sprintf(" (kept by wirespeed, journal entry %d; was %q)", t.Store.J.Entries[e].Seq, trim(t.Store.J.Entries[e].Old))
-					}
-				} else {
-					tr.Verdict = VerdictFailed
-					if o.State == StateRefused {
-						tr.Verdict = VerdictRefused
-					}
-					tr.Reason = o.Note
-					if err != nil {
-						tr.Reason = err.Error()
-					}
-				}
-				break
-			}
-			say("[%d/%d] %s: pair %d/%d, measuring with it", n+1, len(acts), a.ID, i+1, cfg.Pairs)
-			m, err = cfg.Measure(ctx)
-			if err != nil {
-				failed = fmt.Errorf("measuring: %w", err)
-				break
-			}
-			for k, v := range m {
-				after[k] = append(after[k], v)
-			}
-		}
-		if failed != nil && !appliedHere {
-			trials = append(trials, Trial{Action: a, Verdict: VerdictFailed, Reason: failed.Error()})
-			return trials, fmt.Errorf("%s: %w (nothing of it was applied)", a.ID, failed)
-		}
-		if failed != nil {
-			// Leave nothing of a half-tried action behind, even on Ctrl-C.
-			_, rerr := t.Revert(context.WithoutCancel(ctx), []string{a.ID}, false)
-			var ue *UnknownIDError
-			if errors.As(rerr, &ue) {
-				rerr = nil // never applied
-			}
-			trials = append(trials, Trial{Action: a, Verdict: VerdictReverted, Reason: failed.Error()})
-			if rerr != nil {
-				return trials, fmt.Errorf("%s: %v; and reverting it: %w", a.ID, failed, rerr)
-			}
-			return trials, fmt.Errorf("%s: %w (the action was reverted)", a.ID, failed)
-		}
-		if tr.Verdict != "" {
-			if tr.Verdict != VerdictAlready {
-				notKept[a.ID] = true
-			}
-			trials = append(trials, tr)
-			continue
-		}
-		metrics := make([]string, 0, len(before))
-		for k := range before {
-			if len(after[k]) == len(before[k]) && len(before[k]) == cfg.Pairs {
-				metrics = append(metrics, k)
-			}
-		}
-		sort.Strings(metrics)
-		for _, k := range metrics {
-			d := judge(k, before[k], after[k])
-			if k == goal {
-				tr.Goal = &d
-			} else {
-				tr.Others = append(tr.Others, d)
-			}
-		}
-		keep := false
-		switch {
-		case tr.Goal == nil:
-			tr.Reason = "the measurement has no " + goal
-		case tr.Goal.Worse:
-			tr.Reason = fmt.Sprintf("%s got worse (ratio %.3f, p %.3g)", goal, tr.Goal.Ratio, tr.Goal.P)
-		case !tr.Goal.Better:
-			tr.Reason = fmt.Sprintf("%s did not improve significantly (ratio %.3f, p %.3g)", goal, tr.Goal.Ratio, tr.Goal.P)
-		default:
-			keep = true
-			tr.Reason = fmt.Sprintf("%s improved (ratio %.3f, p %.3g)", goal, tr.Goal.Ratio, tr.Goal.P)
-			for _, o := range tr.Others {
-				if o.Worse && (cfg.Guards == nil || slices.Contains(cfg.Guards, o.Metric)) {
-					keep = false
-					tr.Reason = fmt.Sprintf("%s improved but %s got worse (ratio %.3f, p %.3g)", goal, o.Metric, o.Ratio, o.P)
-					break
-				}
-			}
-			if keep {
-				for _, o := range tr.Others {
-					if o.Worse {
-						tr.Reason += fmt.Sprintf("; %s got worse (ratio %.3f, p %.3g), not guarded", o.Metric, o.Ratio, o.P)
-					}
-				}
-			}
-		}
-		if keep {
-			tr.Verdict = VerdictKept
-			t.markKept(a.ID)
-			if err := t.Store.Save(); err != nil {
-				return append(trials, tr), err
-			}
-		} else {
-			tr.Verdict = VerdictReverted
-			notKept[a.ID] = true
-			if _, err := t.Revert(context.WithoutCancel(ctx), []string{a.ID}, false); err != nil {
-				return append(trials, tr), fmt.Errorf("reverting %s: %w", a.ID, err)
-			}
-		}
-		say("[%d/%d] %s: %s - %s", n+1, len(acts), a.ID, tr.Verdict, tr.Reason)
+		tr, err := l.trial(ctx, n, a)
 		trials = append(trials, tr)
+		if err != nil {
+			return trials, err
+		}
 	}
 	return trials, failedTrials(trials)
+}
+
+// loop is one run of Loop: its settings and the actions it tried and did
+// not keep (those that Need them are skipped).
+type loop struct {
+	t       *Tuner
+	cfg     LoopConfig
+	goal    string // the goal's metric
+	total   int    // actions in the run, for the progress lines
+	notKept map[string]bool
+}
+
+func (l *loop) say(f string, a ...any) {
+	if l.cfg.Progress != nil {
+		l.cfg.Progress(fmt.Sprintf(f, a...))
+	}
+}
+
+// trial tries action n of the run and gives its verdict; an error ends
+// the run (the trial is still reported).
+func (l *loop) trial(ctx context.Context, n int, a doctor.Action) (Trial, error) {
+	tr := Trial{Action: a}
+	if dep := firstIn(a.Needs, l.notKept); dep != "" {
+		tr.Verdict, tr.Reason = VerdictSkipped, "needs "+dep+", which was not kept"
+		l.notKept[a.ID] = true
+		l.say("[%d/%d] %s: skipped - %s", n+1, l.total, a.ID, tr.Reason)
+		return tr, nil
+	}
+	if i := l.t.Leftover(a); i >= 0 {
+		// A killed tune applied this and never decided on it: what is in
+		// force is not the host's own state. Put the old value back and
+		// measure the action like any other.
+		e := l.t.Store.J.Entries[i]
+		o, err := l.t.revertEntry(ctx, i)
+		if err != nil {
+			tr.Verdict, tr.Reason = VerdictFailed, "putting back a change an interrupted tune left: "+err.Error()
+			return tr, fmt.Errorf("%s: %w", a.ID, err)
+		}
+		tr.Leftover = fmt.Sprintf("%s = %q was left in force by an interrupted tune (journal entry %d, %s, %s); put back to %q before measuring",
+			e.Action.Target, trim(e.Action.Value), e.Seq, e.State, e.Time, trim(o.Got))
+		l.say("[%d/%d] %s: %s", n+1, l.total, a.ID, tr.Leftover)
+	}
+	before, after, applied, failed := l.pairs(ctx, n, a, &tr)
+	if failed != nil {
+		return l.abandon(ctx, a, applied, failed)
+	}
+	if tr.Verdict != "" {
+		if tr.Verdict != VerdictAlready {
+			l.notKept[a.ID] = true
+		}
+		return tr, nil
+	}
+	keep := judgeTrial(&tr, l.goal, l.cfg.Guards, l.cfg.Pairs, before, after)
+	if keep {
+		tr.Verdict = VerdictKept
+		l.t.markKept(a.ID)
+		if err := l.t.Store.Save(); err != nil {
+			return tr, err
+		}
+	} else {
+		tr.Verdict = VerdictReverted
+		l.notKept[a.ID] = true
+		if _, err := l.t.Revert(context.WithoutCancel(ctx), []string{a.ID}, false); err != nil {
+			return tr, fmt.Errorf("reverting %s: %w", a.ID, err)
+		}
+	}
+	l.say("[%d/%d] %s: %s - %s", n+1, l.total, a.ID, tr.Verdict, tr.Reason)
+	return tr, nil
+}
+
+// pairs measures without a and with it, Pairs times interleaved, and
+// returns each metric's values before and after. It stops early when a
+// does not apply (tr's verdict and reason then say why) or when a revert
+// or a measurement fails (failed); applied says whether this trial wrote
+// a at least once.
+func (l *loop) pairs(ctx context.Context, n int, a doctor.Action, tr *Trial) (before, after map[string][]float64, applied bool, failed error) {
+	before, after = map[string][]float64{}, map[string][]float64{}
+	for i := 0; i < l.cfg.Pairs; i++ {
+		if i > 0 {
+			if _, err := l.t.Revert(ctx, []string{a.ID}, false); err != nil {
+				return before, after, applied, err
+			}
+		}
+		l.say("[%d/%d] %s: pair %d/%d, measuring without it", n+1, l.total, a.ID, i+1, l.cfg.Pairs)
+		if err := l.measure(ctx, before); err != nil {
+			return before, after, applied, err
+		}
+		o, err := l.t.Apply(ctx, a)
+		if o.State == StateApplied {
+			applied = true
+		}
+		if err != nil || o.State != StateApplied {
+			l.notApplied(tr, a, o, err, i)
+			return before, after, applied, nil
+		}
+		l.say("[%d/%d] %s: pair %d/%d, measuring with it", n+1, l.total, a.ID, i+1, l.cfg.Pairs)
+		if err := l.measure(ctx, after); err != nil {
+			return before, after, applied, err
+		}
+	}
+	return before, after, applied, nil
+}
+
+// measure takes one measurement and adds each metric's value to into.
+func (l *loop) measure(ctx context.Context, into map[string][]float64) error {
+	m, err := l.cfg.Measure(ctx)
+	if err != nil {
+		return fmt.Errorf("measuring: %w", err)
+	}
+	for k, v := range m {
+		into[k] = append(into[k], v)
+	}
+	return nil
+}
+
+// notApplied gives the verdict on an action Apply did not apply in pair
+// i: already in force (when found so before the first pair), refused by
+// the kernel, or failed.
+func (l *loop) notApplied(tr *Trial, a doctor.Action, o Outcome, err error, i int) {
+	if o.State == StateAlready && i == 0 {
+		tr.Verdict, tr.Reason = VerdictAlready, "in force before this action was tried: "+strings.TrimSpace(o.Got)
+		if e := l.t.Store.active((&Entry{Action: a, Netns: l.t.Netns}).key()); e >= 0 {
+			tr.Reason += fmt.Sprintf(" (kept by wirespeed, journal entry %d; was %q)", l.t.Store.J.Entries[e].Seq, trim(l.t.Store.J.Entries[e].Old))
+		}
+		return
+	}
+	tr.Verdict = VerdictFailed
+	if o.State == StateRefused {
+		tr.Verdict = VerdictRefused
+	}
+	tr.Reason = o.Note
+	if err != nil {
+		tr.Reason = err.Error()
+	}
+}
+
+// abandon ends the run after a failed revert or measurement: a trial that
+// wrote nothing failed; one that wrote the action is reverted, even on
+// Ctrl-C, so nothing of a half-tried action stays behind.
+func (l *loop) abandon(ctx context.Context, a doctor.Action, applied bool, failed error) (Trial, error) {
+	if !applied {
+		return Trial{Action: a, Verdict: VerdictFailed, Reason: failed.Error()},
+			fmt.Errorf("%s: %w (nothing of it was applied)", a.ID, failed)
+	}
+	_, rerr := l.t.Revert(context.WithoutCancel(ctx), []string{a.ID}, false)
+	var ue *UnknownIDError
+	if errors.As(rerr, &ue) {
+		rerr = nil // never applied
+	}
+	tr := Trial{Action: a, Verdict: VerdictReverted, Reason: failed.Error()}
+	if rerr != nil {
+		return tr, fmt.Errorf("%s: %v; and reverting it: %w", a.ID, failed, rerr)
+	}
+	return tr, fmt.Errorf("%s: %w (the action was reverted)", a.ID, failed)
+}
+
+// judgeTrial judges every metric measured in all pairs, puts the goal's
+// and the others' deltas and the reason on tr, and says whether to keep
+// the action: the goal got significantly better and no guarded metric
+// (guards nil: every metric) significantly worse.
+func judgeTrial(tr *Trial, goal string, guards []string, pairs int, before, after map[string][]float64) bool {
+	metrics := make([]string, 0, len(before))
+	for k := range before {
+		if len(after[k]) == len(before[k]) && len(before[k]) == pairs {
+			metrics = append(metrics, k)
+		}
+	}
+	sort.Strings(metrics)
+	for _, k := range metrics {
+		d := judge(k, before[k], after[k])
+		if k == goal {
+			tr.Goal = &d
+		} else {
+			tr.Others = append(tr.Others, d)
+		}
+	}
+	switch {
+	case tr.Goal == nil:
+		tr.Reason = "the measurement has no " + goal
+		return false
+	case tr.Goal.Worse:
+		tr.Reason = fmt.Sprintf("%s got worse (ratio %.3f, p %.3g)", goal, tr.Goal.Ratio, tr.Goal.P)
+		return false
+	case !tr.Goal.Better:
+		tr.Reason = fmt.Sprintf("%s did not improve significantly (ratio %.3f, p %.3g)", goal, tr.Goal.Ratio, tr.Goal.P)
+		return false
+	}
+	tr.Reason = fmt.Sprintf("%s improved (ratio %.3f, p %.3g)", goal, tr.Goal.Ratio, tr.Goal.P)
+	for _, o := range tr.Others {
+		if o.Worse && (guards == nil || slices.Contains(guards, o.Metric)) {
+			tr.Reason = fmt.Sprintf("%s improved but %s got worse (ratio %.3f, p %.3g)", goal, o.Metric, o.Ratio, o.P)
+			return false
+		}
+	}
+	for _, o := range tr.Others {
+		if o.Worse {
+			tr.Reason += fmt.Sprintf("; %s got worse (ratio %.3f, p %.3g), not guarded", o.Metric, o.Ratio, o.P)
+		}
+	}
+	return true
 }
 
 // failedTrials is an error naming the actions that could not be tried

@@ -342,3 +342,42 @@ func TestVerdictJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeTrial: the keep/revert decision on measured pairs alone - the
+// goal must improve significantly and no guarded metric get worse; an
+// unguarded one that got worse is named in the reason; a metric missing
+// from a pair is not judged.
+func TestJudgeTrial(t *testing.T) {
+	up := []float64{100, 101, 99, 100}
+	upAfter := []float64{150, 152, 149, 151}
+	same := []float64{100, 101, 99, 100}
+	worseCPU := []float64{2, 2.1, 1.9, 2}
+	worseCPUAfter := []float64{4, 4.2, 3.9, 4.1}
+	for _, c := range []struct {
+		name          string
+		guards        []string
+		before, after map[string][]float64
+		keep          bool
+		reason        string
+	}{
+		{"no goal metric", nil, map[string][]float64{MetricCPU: worseCPU}, map[string][]float64{MetricCPU: worseCPU}, false, "has no " + MetricThroughput},
+		{"goal worse", nil, map[string][]float64{MetricThroughput: upAfter}, map[string][]float64{MetricThroughput: up}, false, "got worse"},
+		{"goal unchanged", nil, map[string][]float64{MetricThroughput: same}, map[string][]float64{MetricThroughput: same}, false, "did not improve significantly"},
+		{"goal better", nil, map[string][]float64{MetricThroughput: up}, map[string][]float64{MetricThroughput: upAfter}, true, "improved (ratio 1.5"},
+		{"guarded metric worse", nil, map[string][]float64{MetricThroughput: up, MetricCPU: worseCPU},
+			map[string][]float64{MetricThroughput: upAfter, MetricCPU: worseCPUAfter}, false, "improved but " + MetricCPU + " got worse"},
+		{"unguarded metric worse", []string{}, map[string][]float64{MetricThroughput: up, MetricCPU: worseCPU},
+			map[string][]float64{MetricThroughput: upAfter, MetricCPU: worseCPUAfter}, true, MetricCPU + " got worse (ratio 2.0"},
+		{"metric short of a pair", nil, map[string][]float64{MetricThroughput: up, MetricCPU: worseCPU[:3]},
+			map[string][]float64{MetricThroughput: upAfter, MetricCPU: worseCPUAfter[:3]}, true, "improved (ratio"},
+	} {
+		var tr Trial
+		keep := judgeTrial(&tr, MetricThroughput, c.guards, 4, c.before, c.after)
+		if keep != c.keep || !strings.Contains(tr.Reason, c.reason) {
+			t.Errorf("%s: keep %v (%s), want %v with %q", c.name, keep, tr.Reason, c.keep, c.reason)
+		}
+		if c.name == "metric short of a pair" && len(tr.Others) != 0 {
+			t.Errorf("%s: judged %+v", c.name, tr.Others)
+		}
+	}
+}
