@@ -50,20 +50,28 @@ func meanCPUs(s series) []bench.CPULoad {
 func cpuSection(in []Input, pal palette) Section {
 	sec := Section{ID: "cpu", Title: "Where the CPUs went",
 		Intro: "Each CPU's time during the load (mean over runs), per variant: a tall red softirq block on one CPU next to idle grey on the others is NET_RX processing stuck on one CPU. The second chart counts NET_RX softirqs per CPU."}
-	type cat struct {
-		s   series
-		cpu bench.CPULoad
-	}
-	var cats []cat
+	var cats []cpuCat
 	for _, s := range pal {
 		for _, c := range meanCPUs(s) {
-			cats = append(cats, cat{s, c})
+			cats = append(cats, cpuCat{s, c})
 		}
 	}
 	if len(cats) == 0 {
 		sec.Charts = append(sec.Charts, Chart{ID: "cpu-load", Title: "per-CPU load", Missing: "no CPU samples in these results"})
 		return sec
 	}
+	sec.Charts = append(sec.Charts, cpuLoadChart(cats), netRXChart(cats, pal))
+	return sec
+}
+
+// cpuCat is one bar of the CPU charts: a CPU's mean load in one series.
+type cpuCat struct {
+	s   series
+	cpu bench.CPULoad
+}
+
+// cpuLoadChart stacks usr/sys/irq/softirq/idle per CPU and series.
+func cpuLoadChart(cats []cpuCat) Chart {
 	names := make([]string, len(cats))
 	for i, c := range cats {
 		names[i] = fmt.Sprintf("%s\ncpu%d", c.s.label, c.cpu.CPU)
@@ -102,9 +110,12 @@ func cpuSection(in []Input, pal palette) Section {
 	p.NominalX(names...)
 	p.Y.Min, p.Y.Max = 0, 100
 	w := vg.Length(math.Max(22, math.Min(40, 4+2.2*float64(len(cats))))) * vg.Centimeter
-	sec.Charts = append(sec.Charts, chartOf("cpu-load", "per-CPU time during the load", "", p, leg, w, 11*vg.Centimeter))
+	return chartOf("cpu-load", "per-CPU time during the load", "", p, leg, w, 11*vg.Centimeter)
+}
 
-	// NET_RX per CPU: bars grouped by CPU, one colour per variant.
+// netRXChart is NET_RX softirqs per second per CPU: bars grouped by CPU,
+// one colour per series.
+func netRXChart(cats []cpuCat, pal palette) Chart {
 	cpus := map[int]bool{}
 	for _, c := range cats {
 		cpus[c.cpu.CPU] = true
@@ -153,8 +164,7 @@ func cpuSection(in []Input, pal palette) Section {
 	}
 	q.NominalX(cpuNames...)
 	q.Y.Min = 0
-	sec.Charts = append(sec.Charts, chartOf("net-rx", "NET_RX softirqs per CPU", "", q, qleg, 22*vg.Centimeter, 9*vg.Centimeter))
-	return sec
+	return chartOf("net-rx", "NET_RX softirqs per CPU", "", q, qleg, 22*vg.Centimeter, 9*vg.Centimeter)
 }
 
 // napiSection: CPU used by napi/* kthreads (threaded NAPI) per variant.

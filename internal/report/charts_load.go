@@ -139,69 +139,80 @@ func latencySection(in []Input, pal palette) Section {
 		return sec
 	}
 	for _, kind := range ks {
-		p := newPlot(strings.ToUpper(kind)+" probe", "round-trip time (ms, log scale)", "share of probes ≤ x")
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-		p.Y.Min, p.Y.Max = 0, 1
-		var leg legend
-		var notes []string
-		n := 0
-		for _, s := range pal {
-			i0, i1, l0, l1 := phaseWindows(s.in.R)
-			var idle, load []float64
-			lostI, lostL := 0, 0
-			for _, run := range s.runs() {
-				for _, pr := range run.Probes {
-					if pr.Kind != kind {
-						continue
-					}
-					for _, rt := range pr.RTTs {
-						switch {
-						case rt.T >= i0 && rt.T < i1:
-							if rt.Lost {
-								lostI++
-							} else if rt.Ms > 0 {
-								idle = append(idle, rt.Ms)
-							}
-						case rt.T >= l0 && rt.T < l1:
-							if rt.Lost {
-								lostL++
-							} else if rt.Ms > 0 {
-								load = append(load, rt.Ms)
-							}
-						}
-					}
-				}
-			}
-			for _, ph := range []struct {
-				xs   []float64
-				name string
-				dash []vg.Length
-			}{{idle, "idle", dashes[1]}, {load, "loaded", nil}} {
-				if len(ph.xs) == 0 {
-					continue
-				}
-				l, err := plotter.NewLine(cdf(ph.xs))
-				if err != nil {
-					continue
-				}
-				l.Color, l.Width, l.Dashes = s.color, vg.Points(1.5), ph.dash
-				p.Add(l)
-				leg = leg.line(fmt.Sprintf("%s %s (n=%d)", s.label, ph.name, len(ph.xs)), l)
-				n++
-			}
-			if lostI+lostL > 0 {
-				notes = append(notes, fmt.Sprintf("%s lost %d idle and %d loaded probes (not in the curves)", s.label, lostI, lostL))
-			}
-		}
-		id := "latency-" + kind
-		if n == 0 {
-			sec.Charts = append(sec.Charts, Chart{ID: id, Title: kind, Missing: "no " + kind + " round trips recorded"})
-			continue
-		}
-		sec.Charts = append(sec.Charts, chartOf(id, strings.ToUpper(kind)+" probe", strings.Join(notes, "; "), p, leg, 22*vg.Centimeter, 11*vg.Centimeter))
+		sec.Charts = append(sec.Charts, latencyChart(kind, pal))
 	}
 	return sec
+}
+
+// latencyChart is the CDF of one probe kind's RTTs, idle and loaded, per
+// series, with the lost probes noted.
+func latencyChart(kind string, pal palette) Chart {
+	p := newPlot(strings.ToUpper(kind)+" probe", "round-trip time (ms, log scale)", "share of probes ≤ x")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = 0, 1
+	var leg legend
+	var notes []string
+	n := 0
+	for _, s := range pal {
+		idle, load, lostI, lostL := phaseRTTs(s, kind)
+		for _, ph := range []struct {
+			xs   []float64
+			name string
+			dash []vg.Length
+		}{{idle, "idle", dashes[1]}, {load, "loaded", nil}} {
+			if len(ph.xs) == 0 {
+				continue
+			}
+			l, err := plotter.NewLine(cdf(ph.xs))
+			if err != nil {
+				continue
+			}
+			l.Color, l.Width, l.Dashes = s.color, vg.Points(1.5), ph.dash
+			p.Add(l)
+			leg = leg.line(fmt.Sprintf("%s %s (n=%d)", s.label, ph.name, len(ph.xs)), l)
+			n++
+		}
+		if lostI+lostL > 0 {
+			notes = append(notes, fmt.Sprintf("%s lost %d idle and %d loaded probes (not in the curves)", s.label, lostI, lostL))
+		}
+	}
+	id := "latency-" + kind
+	if n == 0 {
+		return Chart{ID: id, Title: kind, Missing: "no " + kind + " round trips recorded"}
+	}
+	return chartOf(id, strings.ToUpper(kind)+" probe", strings.Join(notes, "; "), p, leg, 22*vg.Centimeter, 11*vg.Centimeter)
+}
+
+// phaseRTTs splits the series' round trips of one probe kind into the idle
+// phase and the load (phaseWindows), answered ones as milliseconds, lost
+// ones counted.
+func phaseRTTs(s series, kind string) (idle, load []float64, lostIdle, lostLoad int) {
+	i0, i1, l0, l1 := phaseWindows(s.in.R)
+	for _, run := range s.runs() {
+		for _, pr := range run.Probes {
+			if pr.Kind != kind {
+				continue
+			}
+			for _, rt := range pr.RTTs {
+				switch {
+				case rt.T >= i0 && rt.T < i1:
+					if rt.Lost {
+						lostIdle++
+					} else if rt.Ms > 0 {
+						idle = append(idle, rt.Ms)
+					}
+				case rt.T >= l0 && rt.T < l1:
+					if rt.Lost {
+						lostLoad++
+					} else if rt.Ms > 0 {
+						load = append(load, rt.Ms)
+					}
+				}
+			}
+		}
+	}
+	return idle, load, lostIdle, lostLoad
 }
 
 func cdf(xs []float64) plotter.XYs {

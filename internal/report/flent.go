@@ -54,20 +54,9 @@ func Flent(r *bench.Result, variant string, rep int) ([]byte, *bench.Run, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	var name, dirWord, param string
-	switch r.Settings.Direction {
-	case bench.DirSend, "":
-		name, dirWord, param = "tcp_nup", "upload", "upload_streams"
-	case bench.DirReceive:
-		name, dirWord, param = "tcp_ndown", "download", "download_streams"
-	default:
-		return nil, nil, fmt.Errorf("direction %q: flent's tcp_nup/tcp_ndown layouts take one direction; export a bench run with --direction send or receive", r.Settings.Direction)
-	}
-	if strings.EqualFold(r.Settings.Protocol, "udp") {
-		return nil, nil, fmt.Errorf("a UDP load: flent's TCP test layouts would mislabel it")
-	}
-	if len(run.Intervals) == 0 {
-		return nil, nil, fmt.Errorf("run %s #%d has no throughput intervals to export", run.Variant, run.Rep)
+	lay, err := flentLayoutOf(r, run)
+	if err != nil {
+		return nil, nil, err
 	}
 	delay := r.Settings.IdleS
 	step := r.Settings.ProbeInterval / 1000
@@ -83,21 +72,92 @@ func Flent(r *bench.Result, variant string, rep int) ([]byte, *bench.Run, error)
 	abs := func(loadClock float64) float64 {
 		return float64(loadStart.UnixNano())/1e9 + loadClock
 	}
-	series := map[string][]flentRawV{}
-	prefix := "TCP " + dirWord + "::"
-	streams := perStream(run)
-	if len(streams) == 0 {
-		// No iperf3 output kept: the merged intervals as one stream.
-		var sp []span
-		for _, iv := range run.Intervals {
-			var sum float64
-			for _, v := range iv.Mbit {
-				sum += v
-			}
-			sp = append(sp, span{From: iv.LoadStart, To: iv.LoadEnd, Val: sum})
-		}
-		streams = [][]span{sp}
+	streams := loadStreams(run)
+	series, held, end := streamSeries(streams, lay.prefix(), abs)
+	pingNote := ""
+	if pts, ok := icmpSeries(run, abs); ok {
+		series[flentPing] = pts
+	} else {
+		pingNote = "no ICMP probe in this run"
 	}
+	total := delay + end
+	nx := int(math.Round(total/step)) + 1
+	xs := make([]float64, nx)
+	for i := range xs {
+		xs[i] = math.Round(float64(i)*step*1e6) / 1e6
+	}
+	results := map[string][]*float64{}
+	for k, sp := range held {
+		results[k] = holdOnGrid(xs, sp, delay)
+	}
+	if pts, ok := series[flentPing]; ok {
+		results[flentPing] = pingOnGrid(xs, pts, float64(t0.UnixNano())/1e9, step)
+	}
+	// The per-stream sum and average, as flent's own runners compute them.
+	results["TCP "+lay.dirWord+" sum"], results["TCP "+lay.dirWord+" avg"] = sumAvg(results, lay.prefix(), nx)
+	meta := flentMeta(r, run, lay, len(streams), pingNote)
+	meta["TIME"], meta["T0"] = flentTime(t0), flentTime(t0)
+	meta["TOTAL_LENGTH"], meta["DELAY"], meta["STEP_SIZE"] = total, delay, step
+	b, err := gzipJSON(flentFile{Metadata: meta, Version: FlentFormatVersion, XValues: xs, Results: results, RawValues: series})
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, run, nil
+}
+
+// flentPing is the series flent's tests name the ICMP ping.
+const flentPing = "Ping (ms) ICMP"
+
+// flentLayout is the flent test a run is laid out as: tcp_nup for load
+// the client sent, tcp_ndown for load it received.
+type flentLayout struct{ name, dirWord, param string }
+
+// prefix begins the per-stream series' names ("TCP upload::1").
+func (l flentLayout) prefix() string { return "TCP " + l.dirWord + "::" }
+
+// flentLayoutOf picks the layout for run, or says why flent's TCP layouts
+// do not fit it (both directions, a UDP load, no intervals).
+func flentLayoutOf(r *bench.Result, run *bench.Run) (flentLayout, error) {
+	var l flentLayout
+	switch r.Settings.Direction {
+	case bench.DirSend, "":
+		l = flentLayout{"tcp_nup", "upload", "upload_streams"}
+	case bench.DirReceive:
+		l = flentLayout{"tcp_ndown", "download", "download_streams"}
+	default:
+		return l, fmt.Errorf("direction %q: flent's tcp_nup/tcp_ndown layouts take one direction; export a bench run with --direction send or receive", r.Settings.Direction)
+	}
+	if strings.EqualFold(r.Settings.Protocol, "udp") {
+		return l, fmt.Errorf("a UDP load: flent's TCP test layouts would mislabel it")
+	}
+	if len(run.Intervals) == 0 {
+		return l, fmt.Errorf("run %s #%d has no throughput intervals to export", run.Variant, run.Rep)
+	}
+	return l, nil
+}
+
+// loadStreams is each stream's throughput from the kept iperf3 output,
+// or, when none was kept, the merged intervals as one stream.
+func loadStreams(run *bench.Run) [][]span {
+	if streams := perStream(run); len(streams) > 0 {
+		return streams
+	}
+	var sp []span
+	for _, iv := range run.Intervals {
+		var sum float64
+		for _, v := range iv.Mbit {
+			sum += v
+		}
+		sp = append(sp, span{From: iv.LoadStart, To: iv.LoadEnd, Val: sum})
+	}
+	return [][]span{sp}
+}
+
+// streamSeries names the streams prefix1, prefix2, ... and returns their
+// raw values at absolute times (abs of the load clock), their spans by
+// name, and where the last one ends on the load clock.
+func streamSeries(streams [][]span, prefix string, abs func(float64) float64) (map[string][]flentRawV, map[string][]span, float64) {
+	series := map[string][]flentRawV{}
 	held := map[string][]span{}
 	end := 0.0
 	for i, sp := range streams {
@@ -110,40 +170,33 @@ func Flent(r *bench.Result, variant string, rep int) ([]byte, *bench.Run, error)
 		}
 		series[name] = out
 	}
-	var pingNote string
+	return series, held, end
+}
+
+// icmpSeries is the answered replies of the run's (last) ICMP probe at
+// absolute times; false when the run had no ICMP probe.
+func icmpSeries(run *bench.Run, abs func(float64) float64) ([]flentRawV, bool) {
+	var pts []flentRawV
+	found := false
 	for _, pr := range run.Probes {
 		if pr.Kind != "icmp" {
 			continue
 		}
-		var pts []flentRawV
+		found, pts = true, nil
 		for _, rt := range pr.RTTs {
 			if !rt.Lost && rt.Ms > 0 {
 				pts = append(pts, flentRawV{T: abs(rt.T), Val: rt.Ms})
 			}
 		}
-		series["Ping (ms) ICMP"] = pts
 	}
-	if _, ok := series["Ping (ms) ICMP"]; !ok {
-		pingNote = "no ICMP probe in this run"
-	}
-	total := delay + end
-	nx := int(math.Round(total/step)) + 1
-	xs := make([]float64, nx)
-	for i := range xs {
-		xs[i] = math.Round(float64(i)*step*1e6) / 1e6
-	}
-	t0s := float64(t0.UnixNano()) / 1e9
-	results := map[string][]*float64{}
-	for k, sp := range held {
-		results[k] = holdOnGrid(xs, sp, delay)
-	}
-	if pts, ok := series["Ping (ms) ICMP"]; ok {
-		results["Ping (ms) ICMP"] = pingOnGrid(xs, pts, t0s, step)
-	}
-	// The per-stream sum and average, as flent's own runners compute them.
-	sum := make([]*float64, nx)
-	avg := make([]*float64, nx)
-	for i := range xs {
+	return pts, found
+}
+
+// sumAvg is the sum and average over the series named prefix... at each
+// of the nx grid points that have a value (nil where none has).
+func sumAvg(results map[string][]*float64, prefix string, nx int) (sum, avg []*float64) {
+	sum, avg = make([]*float64, nx), make([]*float64, nx)
+	for i := range nx {
 		var s float64
 		n := 0
 		for k, v := range results {
@@ -157,43 +210,43 @@ func Flent(r *bench.Result, variant string, rep int) ([]byte, *bench.Run, error)
 			sum[i], avg[i] = &a, &b
 		}
 	}
-	results["TCP "+dirWord+" sum"] = sum
-	results["TCP "+dirWord+" avg"] = avg
+	return sum, avg
+}
+
+// flentMeta is the file's metadata but for its times (TIME, T0,
+// TOTAL_LENGTH, DELAY, STEP_SIZE), which Flent adds.
+func flentMeta(r *bench.Result, run *bench.Run, lay flentLayout, streams int, pingNote string) map[string]any {
 	host := r.Settings.Peer
 	if host == "" {
 		host = "wirespeed-lab"
 	}
-	title := fmt.Sprintf("wirespeed %s #%d", run.Variant, run.Rep)
-	meta := map[string]any{
-		"NAME":            name,
-		"TITLE":           title,
+	return map[string]any{
+		"NAME":            lay.name,
+		"TITLE":           fmt.Sprintf("wirespeed %s #%d", run.Variant, run.Rep),
 		"NOTE":            strings.TrimSpace("exported by wirespeed report --flent from a wirespeed bench result; " + pingNote),
-		"TIME":            flentTime(t0),
-		"T0":              flentTime(t0),
 		"HOST":            host,
 		"HOSTS":           []string{host},
 		"LOCAL_HOST":      r.Host.Hostname,
 		"LENGTH":          r.Settings.DurationS + r.Settings.OmitS,
-		"TOTAL_LENGTH":    total,
-		"DELAY":           delay,
-		"STEP_SIZE":       step,
 		"IP_VERSION":      4,
-		"TEST_PARAMETERS": map[string]string{param: fmt.Sprint(len(streams))},
+		"TEST_PARAMETERS": map[string]string{lay.param: fmt.Sprint(streams)},
 		"FLENT_VERSION":   "wirespeed-export",
 		"KERNEL_RELEASE":  r.Host.Kernel,
 		"SERIES_META":     map[string]any{},
 	}
-	f := flentFile{Metadata: meta, Version: FlentFormatVersion, XValues: xs, Results: results, RawValues: series}
+}
+
+// gzipJSON is v as JSON, gzip'd.
+func gzipJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	enc := json.NewEncoder(zw)
-	if err := enc.Encode(f); err != nil {
-		return nil, nil, err
+	if err := json.NewEncoder(zw).Encode(v); err != nil {
+		return nil, err
 	}
 	if err := zw.Close(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return buf.Bytes(), run, nil
+	return buf.Bytes(), nil
 }
 
 func pickRun(r *bench.Result, variant string, rep int) (*bench.Run, error) {
