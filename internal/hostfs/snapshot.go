@@ -79,22 +79,36 @@ func WriteSnapshot(w io.Writer, rec *Recorder, meta Meta, answers any) error {
 	if err := addJSON("answers.json", answers); err != nil {
 		return err
 	}
-	// Directories first (sorted, so parents precede children), then links
-	// and files.
-	type ent struct {
-		p    string
-		kind byte
+	for _, e := range rec.entries() {
+		if err := rec.writeEntry(tw, e, now); err != nil {
+			return err
+		}
 	}
-	var ents []ent
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// recEntry is one recorded path and what it is (a tar type flag).
+type recEntry struct {
+	p    string
+	kind byte
+}
+
+// entries lists what rec recorded: directories first (sorted, so parents
+// precede children), then links and files. The caller holds rec.mu.
+func (rec *Recorder) entries() []recEntry {
+	var ents []recEntry
 	for p := range rec.dirs {
-		ents = append(ents, ent{p, tar.TypeDir})
+		ents = append(ents, recEntry{p, tar.TypeDir})
 	}
 	for p := range rec.links {
-		ents = append(ents, ent{p, tar.TypeSymlink})
+		ents = append(ents, recEntry{p, tar.TypeSymlink})
 	}
 	for p := range rec.files {
 		if !rec.dirs[p] {
-			ents = append(ents, ent{p, tar.TypeReg})
+			ents = append(ents, recEntry{p, tar.TypeReg})
 		}
 	}
 	sort.Slice(ents, func(i, j int) bool {
@@ -103,33 +117,24 @@ func WriteSnapshot(w io.Writer, rec *Recorder, meta Meta, answers any) error {
 		}
 		return ents[i].p < ents[j].p
 	})
-	for _, e := range ents {
-		name := "root" + e.p
-		switch e.kind {
-		case tar.TypeDir:
-			err := tw.WriteHeader(&tar.Header{Name: name + "/", Mode: 0o755, ModTime: now, Typeflag: tar.TypeDir})
-			if err != nil {
-				return err
-			}
-		case tar.TypeSymlink:
-			err := tw.WriteHeader(&tar.Header{Name: name, Linkname: rec.links[e.p], Mode: 0o777, ModTime: now, Typeflag: tar.TypeSymlink})
-			if err != nil {
-				return err
-			}
-		default:
-			b := rec.files[e.p]
-			if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), ModTime: now, Typeflag: tar.TypeReg}); err != nil {
-				return err
-			}
-			if _, err := tw.Write(b); err != nil {
-				return err
-			}
-		}
+	return ents
+}
+
+// writeEntry writes one recorded path below root/ in the archive.
+func (rec *Recorder) writeEntry(tw *tar.Writer, e recEntry, now time.Time) error {
+	name := "root" + e.p
+	switch e.kind {
+	case tar.TypeDir:
+		return tw.WriteHeader(&tar.Header{Name: name + "/", Mode: 0o755, ModTime: now, Typeflag: tar.TypeDir})
+	case tar.TypeSymlink:
+		return tw.WriteHeader(&tar.Header{Name: name, Linkname: rec.links[e.p], Mode: 0o777, ModTime: now, Typeflag: tar.TypeSymlink})
 	}
-	if err := tw.Close(); err != nil {
+	b := rec.files[e.p]
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), ModTime: now, Typeflag: tar.TypeReg}); err != nil {
 		return err
 	}
-	return zw.Close()
+	_, err := tw.Write(b)
+	return err
 }
 
 // Snapshot is a snapshot unpacked into a temporary directory.
@@ -151,17 +156,9 @@ var ErrNotSnapshot = errors.New("not a wirespeed snapshot")
 // Entries that would land outside the tree, or write through a symlink, are
 // refused, as are files of another format or a newer version.
 func OpenSnapshot(p string) (*Snapshot, error) {
-	// A FIFO must not hang the open, nor a device feed it for ever.
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	f, err := openRegular(p)
 	if err != nil {
 		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%s: %w: it is not a regular file (%s); give the .tar.gz that 'wirespeed inspect --save' wrote", p, ErrNotSnapshot, fi.Mode().Type())
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -173,115 +170,173 @@ func OpenSnapshot(p string) (*Snapshot, error) {
 		return nil, err
 	}
 	s := &Snapshot{dir: dir}
-	fail := func(format string, a ...any) (*Snapshot, error) {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("%s: %w: %s", p, ErrNotSnapshot, fmt.Sprintf(format, a...))
-	}
 	root := filepath.Join(dir, "root")
 	if err := os.Mkdir(root, 0o755); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	errNames, err := s.unpack(tar.NewReader(zr), root)
+	if err == nil && s.Meta.Format == "" {
+		err = errors.New("no meta.json")
+	}
+	if err == nil {
+		s.FS = Dir(root)
+		s.FS.errs, err = errnos(errNames)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("%s: %w: %s", p, ErrNotSnapshot, err.Error())
+	}
+	return s, nil
+}
+
+// openRegular opens p for reading if it is a regular file. A FIFO must not
+// hang the open, nor a device feed it for ever.
+func openRegular(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: %w: it is not a regular file (%s); give the .tar.gz that 'wirespeed inspect --save' wrote", p, ErrNotSnapshot, fi.Mode().Type())
+	}
+	return f, nil
+}
+
+// unpack reads the archive: meta.json first, then errors.json,
+// answers.json and the tree below root/, which it writes below root. It
+// returns errors.json's errno names by path; an error says why the file is
+// not a snapshot this build reads.
+func (s *Snapshot) unpack(tr *tar.Reader, root string) (map[string]string, error) {
 	var errNames map[string]string
 	var total int64
 	entries := 0
-	tr := tar.NewReader(zr)
-	first := true
-	for {
+	for first := true; ; first = false {
 		h, err := tr.Next()
 		if err == io.EOF {
-			break
+			return errNames, nil
 		}
 		if err != nil {
-			return fail("corrupt archive: %v", err)
+			return nil, fmt.Errorf("corrupt archive: %v", err)
 		}
 		if first && h.Name != "meta.json" {
-			return fail("first entry is %q, want meta.json", h.Name)
+			return nil, fmt.Errorf("first entry is %q, want meta.json", h.Name)
 		}
-		first = false
 		if h.Size > maxEntryBytes || total+h.Size > maxTotalBytes {
-			return fail("entry %q too large", h.Name)
+			return nil, fmt.Errorf("entry %q too large", h.Name)
 		}
 		if entries++; entries > maxEntries {
-			return fail("more than %d entries; a host's snapshot has far fewer", maxEntries)
+			return nil, fmt.Errorf("more than %d entries; a host's snapshot has far fewer", maxEntries)
 		}
 		total += h.Size
 		switch h.Name {
 		case "meta.json", "errors.json", "answers.json":
 			b, err := io.ReadAll(tr)
 			if err != nil {
-				return fail("corrupt archive: %v", err)
+				return nil, fmt.Errorf("corrupt archive: %v", err)
 			}
-			switch h.Name {
-			case "meta.json":
-				if err := json.Unmarshal(b, &s.Meta); err != nil {
-					return fail("its meta.json is damaged: %s", JSONProblem(err))
-				}
-				if s.Meta.Format != SnapshotFormat {
-					return fail("format %q, want %q", s.Meta.Format, SnapshotFormat)
-				}
-				if s.Meta.Version > SnapshotVersion || s.Meta.Version < 1 {
-					return fail("format version %d; this wirespeed reads version %d (upgrade wirespeed)", s.Meta.Version, SnapshotVersion)
-				}
-			case "errors.json":
-				if err := json.Unmarshal(b, &errNames); err != nil {
-					return fail("its errors.json is damaged: %s", JSONProblem(err))
-				}
-			case "answers.json":
-				s.Answers = json.RawMessage(b)
+			if err := s.readControl(h.Name, b, &errNames); err != nil {
+				return nil, err
 			}
 			continue
 		}
-		rel, ok := strings.CutPrefix(h.Name, "root/")
-		if !ok {
-			return fail("unexpected entry %q", h.Name)
-		}
-		rel = strings.TrimSuffix(rel, "/")
-		clean := path.Clean("/" + rel)
-		if rel == "" || clean != "/"+rel || strings.Contains(rel, "..") {
-			return fail("unsafe path %q", h.Name)
-		}
-		target := filepath.Join(root, filepath.FromSlash(clean))
-		if err := noLinkParents(root, target); err != nil {
-			return fail("entry %q: %v", h.Name, err)
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(target, 0o755)
-		case tar.TypeSymlink:
-			if err = os.MkdirAll(filepath.Dir(target), 0o755); err == nil {
-				err = os.Symlink(h.Linkname, target)
-			}
-		case tar.TypeReg:
-			if err = os.MkdirAll(filepath.Dir(target), 0o755); err == nil {
-				var out *os.File
-				if out, err = os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
-					_, err = io.Copy(out, io.LimitReader(tr, maxEntryBytes))
-					if cerr := out.Close(); err == nil {
-						err = cerr
-					}
-				}
-			}
-		default:
-			return fail("entry %q has unsupported type %q", h.Name, h.Typeflag)
-		}
-		if err != nil {
-			return fail("unpacking %q: %v", h.Name, err)
+		if err := unpackEntry(tr, h, root); err != nil {
+			return nil, err
 		}
 	}
-	if s.Meta.Format == "" {
-		return fail("no meta.json")
+}
+
+// readControl reads one of the files beside the tree: meta.json (refusing
+// another format or a newer version), errors.json, answers.json.
+func (s *Snapshot) readControl(name string, b []byte, errNames *map[string]string) error {
+	switch name {
+	case "meta.json":
+		if err := json.Unmarshal(b, &s.Meta); err != nil {
+			return fmt.Errorf("its meta.json is damaged: %s", JSONProblem(err))
+		}
+		if s.Meta.Format != SnapshotFormat {
+			return fmt.Errorf("format %q, want %q", s.Meta.Format, SnapshotFormat)
+		}
+		if s.Meta.Version > SnapshotVersion || s.Meta.Version < 1 {
+			return fmt.Errorf("format version %d; this wirespeed reads version %d (upgrade wirespeed)", s.Meta.Version, SnapshotVersion)
+		}
+	case "errors.json":
+		if err := json.Unmarshal(b, errNames); err != nil {
+			return fmt.Errorf("its errors.json is damaged: %s", JSONProblem(err))
+		}
+	case "answers.json":
+		s.Answers = json.RawMessage(b)
 	}
-	s.FS = Dir(root)
-	s.FS.errs = map[string]syscall.Errno{}
-	for p, name := range errNames {
+	return nil
+}
+
+// unpackEntry writes one root/... entry (a directory, symlink or regular
+// file) below root, refusing a path that leaves the tree or goes through
+// a symlink, and any other type.
+func unpackEntry(tr *tar.Reader, h *tar.Header, root string) error {
+	rel, ok := strings.CutPrefix(h.Name, "root/")
+	if !ok {
+		return fmt.Errorf("unexpected entry %q", h.Name)
+	}
+	rel = strings.TrimSuffix(rel, "/")
+	clean := path.Clean("/" + rel)
+	if rel == "" || clean != "/"+rel || strings.Contains(rel, "..") {
+		return fmt.Errorf("unsafe path %q", h.Name)
+	}
+	target := filepath.Join(root, filepath.FromSlash(clean))
+	if err := noLinkParents(root, target); err != nil {
+		return fmt.Errorf("entry %q: %v", h.Name, err)
+	}
+	var err error
+	switch h.Typeflag {
+	case tar.TypeDir:
+		err = os.MkdirAll(target, 0o755)
+	case tar.TypeSymlink:
+		if err = os.MkdirAll(filepath.Dir(target), 0o755); err == nil {
+			err = os.Symlink(h.Linkname, target)
+		}
+	case tar.TypeReg:
+		if err = os.MkdirAll(filepath.Dir(target), 0o755); err == nil {
+			err = writeNew(target, io.LimitReader(tr, maxEntryBytes))
+		}
+	default:
+		return fmt.Errorf("entry %q has unsupported type %q", h.Name, h.Typeflag)
+	}
+	if err != nil {
+		return fmt.Errorf("unpacking %q: %v", h.Name, err)
+	}
+	return nil
+}
+
+// writeNew creates target, which must not exist, with r's bytes.
+func writeNew(target string, r io.Reader) error {
+	out, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, r)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// errnos turns errors.json's names into the errnos reads replay, by
+// cleaned path; an unknown name is an error.
+func errnos(names map[string]string) (map[string]syscall.Errno, error) {
+	out := map[string]syscall.Errno{}
+	for p, name := range names {
 		e := errnoValue(name)
 		if e == 0 {
-			return fail("unknown errno %q for %s", name, p)
+			return nil, fmt.Errorf("unknown errno %q for %s", name, p)
 		}
-		s.FS.errs[path.Clean("/"+p)] = e
+		out[path.Clean("/"+p)] = e
 	}
-	return s, nil
+	return out, nil
 }
 
 // noLinkParents refuses a target whose parent directories (below root)
