@@ -145,7 +145,14 @@ func SummarizeLoad(samples []Sample, from, to float64) *LoadSummary {
 	if dt <= 0 || dt < (to-from)/2 {
 		return nil
 	}
-	ls := &LoadSummary{From: a.T, To: b.T}
+	return &LoadSummary{From: a.T, To: b.T, CPUs: cpuLoads(a, b, dt), Softnet: softnetDelta(a, b),
+		IRQs: irqDeltas(a, b), NAPI: napiLoads(win, dt), Devices: devDeltas(win, dt)}
+}
+
+// cpuLoads is each CPU's shares and NET_RX/NET_TX softirq rates between
+// samples a and b, dt seconds apart.
+func cpuLoads(a, b Sample, dt float64) []CPULoad {
+	var out []CPULoad
 	for i := range b.CPU {
 		if i >= len(a.CPU) {
 			break
@@ -160,8 +167,15 @@ func SummarizeLoad(samples []Sample, from, to float64) *LoadSummary {
 		if i < len(a.NetTX) && i < len(b.NetTX) {
 			c.NetTXPerS = float64(sub(b.NetTX[i], a.NetTX[i])) / dt
 		}
-		ls.CPUs = append(ls.CPUs, c)
+		out = append(out, c)
 	}
+	return out
+}
+
+// softnetDelta is the softnet_stat deltas per CPU present in both samples,
+// and their sums.
+func softnetDelta(a, b Sample) SoftnetDelta {
+	var sd SoftnetDelta
 	prev := map[int]int{}
 	for i, s := range a.Softnet {
 		prev[s.CPU] = i
@@ -174,27 +188,40 @@ func SummarizeLoad(samples []Sample, from, to float64) *LoadSummary {
 		x := a.Softnet[i]
 		d := SoftnetCPUD{CPU: y.CPU, Processed: sub(y.Processed, x.Processed), Dropped: sub(y.Dropped, x.Dropped),
 			TimeSqueeze: sub(y.TimeSqueeze, x.TimeSqueeze), ReceivedRPS: sub(y.ReceivedRPS, x.ReceivedRPS)}
-		ls.Softnet.PerCPU = append(ls.Softnet.PerCPU, d)
-		ls.Softnet.Processed += d.Processed
-		ls.Softnet.Dropped += d.Dropped
-		ls.Softnet.TimeSqueeze += d.TimeSqueeze
-		ls.Softnet.ReceivedRPS += d.ReceivedRPS
+		sd.PerCPU = append(sd.PerCPU, d)
+		sd.Processed += d.Processed
+		sd.Dropped += d.Dropped
+		sd.TimeSqueeze += d.TimeSqueeze
+		sd.ReceivedRPS += d.ReceivedRPS
 	}
+	return sd
+}
+
+// irqDeltas is each device IRQ's per-CPU count delta (nil when none has
+// the same CPUs in both samples).
+func irqDeltas(a, b Sample) map[string][]uint64 {
+	var out map[string][]uint64
 	for irq, cb := range b.IRQs {
 		ca := a.IRQs[irq]
 		if len(ca) != len(cb) {
 			continue
 		}
-		if ls.IRQs == nil {
-			ls.IRQs = map[string][]uint64{}
+		if out == nil {
+			out = map[string][]uint64{}
 		}
 		d := make([]uint64, len(cb))
 		for i := range cb {
 			d[i] = sub(cb[i], ca[i])
 		}
-		ls.IRQs[irq] = d
+		out[irq] = d
 	}
-	// napi threads: CPU time and the CPUs they were seen on in the window.
+	return out
+}
+
+// napiLoads is each napi kthread's CPU use between the window's first and
+// last samples, and the CPUs it was seen on at any sample of the window.
+func napiLoads(win []Sample, dt float64) []ThreadLoad {
+	a, b := win[0], win[len(win)-1]
 	first := map[int]ThreadSample{}
 	for _, t := range a.NAPI {
 		first[t.PID] = t
@@ -208,6 +235,7 @@ func SummarizeLoad(samples []Sample, from, to float64) *LoadSummary {
 			ranOn[t.PID][t.CPU] = true
 		}
 	}
+	var out []ThreadLoad
 	for _, t := range b.NAPI {
 		f, ok := first[t.PID]
 		if !ok {
@@ -218,8 +246,17 @@ func SummarizeLoad(samples []Sample, from, to float64) *LoadSummary {
 			tl.RanOn = append(tl.RanOn, c)
 		}
 		sort.Ints(tl.RanOn)
-		ls.NAPI = append(ls.NAPI, tl)
+		out = append(out, tl)
 	}
+	return out
+}
+
+// devDeltas is each device's counter deltas between the window's first and
+// last samples and its BQL peaks over all of them (nil when no device is
+// in both).
+func devDeltas(win []Sample, dt float64) map[string]DevDelta {
+	a, b := win[0], win[len(win)-1]
+	var out map[string]DevDelta
 	for dev, y := range b.Devices {
 		x, ok := a.Devices[dev]
 		if !ok {
@@ -240,12 +277,12 @@ func SummarizeLoad(samples []Sample, from, to float64) *LoadSummary {
 				}
 			}
 		}
-		if ls.Devices == nil {
-			ls.Devices = map[string]DevDelta{}
+		if out == nil {
+			out = map[string]DevDelta{}
 		}
-		ls.Devices[dev] = d
+		out[dev] = d
 	}
-	return ls
+	return out
 }
 
 // Metrics adds the load's flat metrics: the busiest CPU's softirq share, the
