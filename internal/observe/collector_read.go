@@ -35,10 +35,41 @@ func (s *Session) ReadRaw() (*Raw, error) {
 	}
 	r := &Raw{At: time.Now(), NCPU: s.ncpu}
 	r.Attached = s.attachedAt(r.At)
-	m := s.maps.Maps
+	if err := s.readNAPIStats(r); err != nil {
+		return nil, err
+	}
+	if err := s.readRXStats(r); err != nil {
+		return nil, err
+	}
+	rx := newRXIndex(r, s.ncpu)
+	if err := s.readGROFast(rx); err != nil {
+		return nil, err
+	}
+	if err := s.readDevSlots(rx); err != nil {
+		return nil, err
+	}
+	if err := s.readNAPISlots(r); err != nil {
+		return nil, err
+	}
+	if err := s.nameRX(r); err != nil {
+		return nil, err
+	}
+	if err := s.readSoftirqs(r); err != nil {
+		return nil, err
+	}
+	if err := s.readIRQs(r); err != nil {
+		return nil, err
+	}
+	s.readDQLAndLost(r)
+	s.rememberComms(r)
+	return r, nil
+}
+
+// readNAPIStats reads the napi_stats hash map into r.NAPI.
+func (s *Session) readNAPIStats(r *Raw) error {
 	var nk observeNapiKey
 	var nv []observeNapiVal
-	it := m["napi_stats"].Iterate()
+	it := s.maps.Maps["napi_stats"].Iterate()
 	for it.Next(&nk, &nv) {
 		n := RawNAPI{Napi: nk.Napi, Dev: cstr(nk.Dev), Ctx: int(nk.Ctx), PID: nk.Pid}
 		for _, v := range nv {
@@ -48,11 +79,16 @@ func (s *Session) ReadRaw() (*Raw, error) {
 		r.NAPI = append(r.NAPI, n)
 	}
 	if err := it.Err(); err != nil {
-		return nil, fmt.Errorf("reading napi_stats: %w", err)
+		return fmt.Errorf("reading napi_stats: %w", err)
 	}
+	return nil
+}
+
+// readRXStats reads the rx_stats hash map into r.RX.
+func (s *Session) readRXStats(r *Raw) error {
 	var rk observeRxKey
 	var rv []observeCountVal
-	it = m["rx_stats"].Iterate()
+	it := s.maps.Maps["rx_stats"].Iterate()
 	for it.Next(&rk, &rv) {
 		x := RawRX{Dev: cstr(rk.Dev), NapiID: rk.NapiId, Kind: int(rk.Kind)}
 		for _, v := range rv {
@@ -61,14 +97,18 @@ func (s *Session) ReadRaw() (*Raw, error) {
 		r.RX = append(r.RX, x)
 	}
 	if err := it.Err(); err != nil {
-		return nil, fmt.Errorf("reading rx_stats: %w", err)
+		return fmt.Errorf("reading rx_stats: %w", err)
 	}
-	// The per-segment GRO counts kept in the direct-mapped array.
-	rx := newRXIndex(r, s.ncpu)
+	return nil
+}
+
+// readGROFast adds the per-segment GRO counts kept in the direct-mapped
+// array.
+func (s *Session) readGROFast(rx *rxIndex) error {
 	for slot := uint32(0); slot < groSlots; slot++ {
 		var gv []observeGroSlot
-		if err := m["gro_fast"].Lookup(slot, &gv); err != nil {
-			return nil, fmt.Errorf("reading gro_fast: %w", err)
+		if err := s.maps.Maps["gro_fast"].Lookup(slot, &gv); err != nil {
+			return fmt.Errorf("reading gro_fast: %w", err)
 		}
 		for c, v := range gv {
 			if v.NapiId != 0 && c < s.ncpu {
@@ -76,21 +116,21 @@ func (s *Session) ReadRaw() (*Raw, error) {
 			}
 		}
 	}
-	if err := s.readDevSlots(rx); err != nil {
-		return nil, err
-	}
-	if err := s.readNAPISlots(r); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// nameRX names the RX entries known only by NAPI id, from napi_names (or
+// "napi-id-N").
+func (s *Session) nameRX(r *Raw) error {
 	var id uint32
 	var nn observeNapiName
 	names := map[uint32]string{}
-	it = m["napi_names"].Iterate()
+	it := s.maps.Maps["napi_names"].Iterate()
 	for it.Next(&id, &nn) {
 		names[id] = cstr(nn.Dev)
 	}
 	if err := it.Err(); err != nil {
-		return nil, fmt.Errorf("reading napi_names: %w", err)
+		return fmt.Errorf("reading napi_names: %w", err)
 	}
 	for i := range r.RX {
 		if x := &r.RX[i]; x.Dev == "" && x.NapiID != 0 {
@@ -99,11 +139,16 @@ func (s *Session) ReadRaw() (*Raw, error) {
 			}
 		}
 	}
+	return nil
+}
+
+// readSoftirqs reads each softirq vector's per-CPU count and time.
+func (s *Session) readSoftirqs(r *Raw) error {
 	r.Softirq = make([][NrVecs]TimeVal, s.ncpu)
 	for vec := uint32(0); vec < NrVecs; vec++ {
 		var tv []observeTimeVal
-		if err := m["softirq_stats"].Lookup(vec, &tv); err != nil {
-			return nil, fmt.Errorf("reading softirq_stats: %w", err)
+		if err := s.maps.Maps["softirq_stats"].Lookup(vec, &tv); err != nil {
+			return fmt.Errorf("reading softirq_stats: %w", err)
 		}
 		for c, v := range tv {
 			if c < s.ncpu {
@@ -111,9 +156,14 @@ func (s *Session) ReadRaw() (*Raw, error) {
 			}
 		}
 	}
+	return nil
+}
+
+// readIRQs reads the irq_stats hash map into r.IRQ.
+func (s *Session) readIRQs(r *Raw) error {
 	var ik int32
 	var iv []observeIrqVal
-	it = m["irq_stats"].Iterate()
+	it := s.maps.Maps["irq_stats"].Iterate()
 	for it.Next(&ik, &iv) {
 		q := RawIRQ{IRQ: int(ik)}
 		for _, v := range iv {
@@ -122,10 +172,16 @@ func (s *Session) ReadRaw() (*Raw, error) {
 		r.IRQ = append(r.IRQ, q)
 	}
 	if err := it.Err(); err != nil {
-		return nil, fmt.Errorf("reading irq_stats: %w", err)
+		return fmt.Errorf("reading irq_stats: %w", err)
 	}
+	return nil
+}
+
+// readDQLAndLost reads the DQL stall counts and the lost-event counters;
+// either may be missing (not an error).
+func (s *Session) readDQLAndLost(r *Raw) {
 	var dv []observeDqlVal
-	if err := m["dql_stats"].Lookup(uint32(0), &dv); err == nil {
+	if err := s.maps.Maps["dql_stats"].Lookup(uint32(0), &dv); err == nil {
 		for _, v := range dv {
 			r.DQL.Count += v.Count
 			r.DQL.MaxLen = max(r.DQL.MaxLen, uint64(v.MaxLen))
@@ -134,12 +190,17 @@ func (s *Session) ReadRaw() (*Raw, error) {
 	}
 	for i := range uint32(len(r.Lost)) {
 		var lv []uint64
-		if err := m["lost"].Lookup(i, &lv); err == nil {
+		if err := s.maps.Maps["lost"].Lookup(i, &lv); err == nil {
 			for _, v := range lv {
 				r.Lost[i] += v
 			}
 		}
 	}
+}
+
+// rememberComms reads the comm of every task that polled a NAPI once, while
+// it is still there to read.
+func (s *Session) rememberComms(r *Raw) {
 	for _, n := range r.NAPI {
 		if n.Ctx != CtxSoftirq && n.PID != 0 {
 			if _, ok := s.comms[n.PID]; !ok {
@@ -148,7 +209,6 @@ func (s *Session) ReadRaw() (*Raw, error) {
 			}
 		}
 	}
-	return r, nil
 }
 
 // rxIndex adds the per-CPU counts of the slot arrays to r.RX: to the entry
