@@ -216,7 +216,34 @@ func (p *printer) device(d *Device, s *Snapshot) {
 	if w := d.Wireless; w != nil {
 		p.kv("wireless", "%s", wirelessSummary(w))
 	}
-	l := d.Link
+	p.kv("link", "%s", linkLine(d.Link))
+	p.napis(d, s)
+	p.kv("offloads", "%s", wrap(offloadItems(d.Offloads), 90, 13))
+	for _, o := range d.Offloads {
+		if o.Error != "" && o.Error != "not known to this kernel" {
+			p.kv("", "offloads unknown: %s", o.Error)
+			break
+		}
+	}
+	p.queues(d)
+	if len(d.IRQs) == 0 {
+		p.kv("irq", "none found (a virtual device, or its interrupts are not named after it)")
+	}
+	for _, q := range d.IRQs {
+		p.irq(q)
+	}
+	st := d.Stats
+	p.kv("counters", "rx %s pkts %s B (drop %s, err %s); tx %s pkts %s B (drop %s, err %s)",
+		u64(st.RxPackets), u64(st.RxBytes), u64(st.RxDropped), u64(st.RxErrors),
+		u64(st.TxPackets), u64(st.TxBytes), u64(st.TxDropped), u64(st.TxErrors))
+	for _, n := range d.Notes {
+		p.kv("note", "%s", n)
+	}
+}
+
+// linkLine is a device's link: state, carrier, speed, MTU, queue length,
+// qdisc.
+func linkLine(l Link) string {
 	speed := "speed ?"
 	if l.SpeedMbps != nil {
 		speed = fmt.Sprintf("%d Mbit/s %s", *l.SpeedMbps, l.Duplex)
@@ -225,7 +252,12 @@ func (p *printer) device(d *Device, s *Snapshot) {
 	if l.Carrier != nil {
 		carrier = "carrier " + map[bool]string{true: "yes", false: "no"}[*l.Carrier]
 	}
-	p.kv("link", "%s, %s, %s, mtu %s, txqueuelen %s, qdisc %s", orDash(l.Operstate), carrier, speed, intStr(l.MTU), intStr(l.TxQueueLen), orDash(l.Qdisc))
+	return fmt.Sprintf("%s, %s, %s, mtu %s, txqueuelen %s, qdisc %s", orDash(l.Operstate), carrier, speed, intStr(l.MTU), intStr(l.TxQueueLen), orDash(l.Qdisc))
+}
+
+// napis prints the device's NAPI settings, its NAPI instances, and the
+// napi threads no instance names.
+func (p *printer) napis(d *Device, s *Snapshot) {
 	ns := d.NAPISysfs
 	p.kv("napi", "sysfs threaded=%s gro_flush_timeout=%s napi_defer_hard_irqs=%s", ns.Threaded, ns.GROFlushTimeout, ns.NAPIDeferHardIRQs)
 	if !d.NAPIsKnown {
@@ -245,8 +277,13 @@ func (p *printer) device(d *Device, s *Snapshot) {
 			p.kv("", "thread %s pid %d on CPU %d (allowed %s), no NAPI id", t.Comm, t.PID, t.CPU, orDash(t.AllowedCPU))
 		}
 	}
+}
+
+// offloadItems is each offload as "name on|off [fixed]", "name n/a" when
+// the kernel does not know it, "name ?" when it could not be read.
+func offloadItems(offloads []Offload) []string {
 	var offs []string
-	for _, o := range d.Offloads {
+	for _, o := range offloads {
 		switch {
 		case o.Error != "" && o.Error == "not known to this kernel":
 			offs = append(offs, o.Name+" n/a")
@@ -260,13 +297,11 @@ func (p *printer) device(d *Device, s *Snapshot) {
 			offs = append(offs, v)
 		}
 	}
-	p.kv("offloads", "%s", wrap(offs, 90, 13))
-	for _, o := range d.Offloads {
-		if o.Error != "" && o.Error != "not known to this kernel" {
-			p.kv("", "offloads unknown: %s", o.Error)
-			break
-		}
-	}
+	return offs
+}
+
+// queues prints each RX queue's RPS and each TX queue's XPS and BQL.
+func (p *printer) queues(d *Device) {
 	for _, q := range d.RXQueues {
 		if q.Error != "" {
 			p.kv(q.Name, "%s", q.Error)
@@ -291,19 +326,6 @@ func (p *printer) device(d *Device, s *Snapshot) {
 			}
 		}
 		p.kv(q.Name, "xps %s; %s", xps, bql)
-	}
-	if len(d.IRQs) == 0 {
-		p.kv("irq", "none found (a virtual device, or its interrupts are not named after it)")
-	}
-	for _, q := range d.IRQs {
-		p.irq(q)
-	}
-	st := d.Stats
-	p.kv("counters", "rx %s pkts %s B (drop %s, err %s); tx %s pkts %s B (drop %s, err %s)",
-		u64(st.RxPackets), u64(st.RxBytes), u64(st.RxDropped), u64(st.RxErrors),
-		u64(st.TxPackets), u64(st.TxBytes), u64(st.TxDropped), u64(st.TxErrors))
-	for _, n := range d.Notes {
-		p.kv("note", "%s", n)
 	}
 }
 
