@@ -69,73 +69,28 @@ func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) 
 // that took another's name would set it at every boot.
 func PlanPersist(s *System, j *Journal, netns string) PersistPlan {
 	p := PersistPlan{Files: map[string]string{}}
-	var udev, sysctl, boot []string
+	var l persistLines
 	host := HostID()
 	for _, e := range j.Entries {
 		if e.State != StateApplied {
 			continue
 		}
-		a := e.Action
-		if why := foreignHost(&e, host); why != "" {
-			p.Skipped = append(p.Skipped, why+"; not made permanent here")
+		if why := persistSkip(s, &e, host, netns); why != "" {
+			p.Skipped = append(p.Skipped, why)
 			continue
 		}
-		if err := Check(a); err != nil {
-			// ParseJournal refuses these; a journal built in memory
-			// is held to the same targets.
-			p.Skipped = append(p.Skipped, err.Error())
-			continue
-		}
-		if a.Device != "" {
-			idx, mac, err := s.identify(a.Device)
-			if errors.Is(err, ErrGone) && e.MAC != "" && a.Kind != doctor.KindIRQAffinity {
-				// Unplugged now: its rules match its MAC, so they
-				// set that device only, when it comes back.
-			} else if err != nil {
-				p.Skipped = append(p.Skipped, fmt.Sprintf("%s: %v; not made permanent", a.ID, err))
-				continue
-			} else if why := otherDevice(&e, idx, mac); why != "" {
-				p.Skipped = append(p.Skipped, fmt.Sprintf("%s: %s; not made permanent", a.ID, why))
-				continue
-			}
-		}
-		if e.Netns != "" && netns != "" && e.Netns != netns {
-			p.Skipped = append(p.Skipped, fmt.Sprintf("%s: changed in network namespace %s, this is %s; run persist there (ip netns exec NAME wirespeed tune persist)", a.ID, e.Netns, netns))
-			continue
-		}
-		switch a.Kind {
-		case doctor.KindSysfs:
-			prefix := "/sys/class/net/" + a.Device + "/"
-			if a.Device != "" && strings.HasPrefix(a.Target, prefix) {
-				udev = append(udev, fmt.Sprintf(`%s, ATTR{%s}="%s"`, udevMatch(e), strings.TrimPrefix(a.Target, prefix), udevQuote(a.Value)))
-			} else {
-				boot = append(boot, fmt.Sprintf("echo %s > %s", shQuote(a.Value), shQuote(a.Target)))
-			}
-		case doctor.KindEthtool:
-			udev = append(udev, fmt.Sprintf(`%s, RUN+="/usr/sbin/ethtool -K $name %s %s"`, udevMatch(e), a.Target, a.Value))
-		case doctor.KindQdisc:
-			udev = append(udev, fmt.Sprintf(`%s, RUN+="/usr/sbin/tc qdisc replace dev $name root %s"`, udevMatch(e), a.Value))
-		case doctor.KindSysctl:
-			sysctl = append(sysctl, fmt.Sprintf("%s = %s", a.Target, a.Value))
-		case doctor.KindIRQAffinity:
-			boot = append(boot, fmt.Sprintf("echo %s > /proc/irq/%s/smp_affinity_list", shQuote(a.Value), a.Target))
-		case doctor.KindGovernor:
-			cpus, _ := cpumask.ParseList(a.Target)
-			for _, c := range cpus {
-				boot = append(boot, fmt.Sprintf("echo %s > %s", shQuote(a.Value), govPath(c)))
-			}
-		case doctor.KindNAPI:
-			p.Skipped = append(p.Skipped, a.ID+": NAPI ids change with every boot and re-plug; not made permanent")
+		if why := l.add(e); why != "" {
+			p.Skipped = append(p.Skipped, why)
 		}
 	}
-	if len(udev) > 0 {
-		p.Files[PersistUdev] = persistMark + "\n" + strings.Join(udev, "\n") + "\n"
+	if len(l.udev) > 0 {
+		p.Files[PersistUdev] = persistMark + "\n" + strings.Join(l.udev, "\n") + "\n"
 	}
-	if len(sysctl) > 0 {
-		p.Files[PersistSysctl] = persistMark + "\n" + strings.Join(sysctl, "\n") + "\n"
+	if len(l.sysctl) > 0 {
+		p.Files[PersistSysctl] = persistMark + "\n" + strings.Join(l.sysctl, "\n") + "\n"
 	}
-	if len(boot) > 0 {
-		p.Files[PersistScript] = "#!/bin/sh\n" + persistMark + "\n" + strings.Join(boot, "\n") + "\n"
+	if len(l.boot) > 0 {
+		p.Files[PersistScript] = "#!/bin/sh\n" + persistMark + "\n" + strings.Join(l.boot, "\n") + "\n"
 		p.Files[PersistUnit] = persistMark + `
 [Unit]
 Description=wirespeed tune: IRQ affinity and other boot-time settings
@@ -151,6 +106,72 @@ WantedBy=multi-user.target
 		p.Files[PersistWants] = "" // symlink to the unit
 	}
 	return p
+}
+
+// persistSkip says why an applied entry is not made permanent here (""
+// when it is): made on another host, not a valid action, its device gone
+// (unless its rules match its MAC) or another device now, or made in
+// another network namespace than netns.
+func persistSkip(s *System, e *Entry, host, netns string) string {
+	a := e.Action
+	if why := foreignHost(e, host); why != "" {
+		return why + "; not made permanent here"
+	}
+	if err := Check(a); err != nil {
+		// ParseJournal refuses these; a journal built in memory
+		// is held to the same targets.
+		return err.Error()
+	}
+	if a.Device != "" {
+		idx, mac, err := s.identify(a.Device)
+		if errors.Is(err, ErrGone) && e.MAC != "" && a.Kind != doctor.KindIRQAffinity {
+			// Unplugged now: its rules match its MAC, so they
+			// set that device only, when it comes back.
+		} else if err != nil {
+			return fmt.Sprintf("%s: %v; not made permanent", a.ID, err)
+		} else if why := otherDevice(e, idx, mac); why != "" {
+			return fmt.Sprintf("%s: %s; not made permanent", a.ID, why)
+		}
+	}
+	if e.Netns != "" && netns != "" && e.Netns != netns {
+		return fmt.Sprintf("%s: changed in network namespace %s, this is %s; run persist there (ip netns exec NAME wirespeed tune persist)", a.ID, e.Netns, netns)
+	}
+	return ""
+}
+
+// persistLines are the lines of the udev rules, the sysctl.d file and the
+// boot script.
+type persistLines struct{ udev, sysctl, boot []string }
+
+// add adds the lines that make e's change at boot, or says why there are
+// none (NAPI ids do not survive a boot).
+func (l *persistLines) add(e Entry) string {
+	a := e.Action
+	switch a.Kind {
+	case doctor.KindSysfs:
+		prefix := "/sys/class/net/" + a.Device + "/"
+		if a.Device != "" && strings.HasPrefix(a.Target, prefix) {
+			l.udev = append(l.udev, fmt.Sprintf(`%s, ATTR{%s}="%s"`, udevMatch(e), strings.TrimPrefix(a.Target, prefix), udevQuote(a.Value)))
+		} else {
+			l.boot = append(l.boot, fmt.Sprintf("echo %s > %s", shQuote(a.Value), shQuote(a.Target)))
+		}
+	case doctor.KindEthtool:
+		l.udev = append(l.udev, fmt.Sprintf(`%s, RUN+="/usr/sbin/ethtool -K $name %s %s"`, udevMatch(e), a.Target, a.Value))
+	case doctor.KindQdisc:
+		l.udev = append(l.udev, fmt.Sprintf(`%s, RUN+="/usr/sbin/tc qdisc replace dev $name root %s"`, udevMatch(e), a.Value))
+	case doctor.KindSysctl:
+		l.sysctl = append(l.sysctl, fmt.Sprintf("%s = %s", a.Target, a.Value))
+	case doctor.KindIRQAffinity:
+		l.boot = append(l.boot, fmt.Sprintf("echo %s > /proc/irq/%s/smp_affinity_list", shQuote(a.Value), a.Target))
+	case doctor.KindGovernor:
+		cpus, _ := cpumask.ParseList(a.Target)
+		for _, c := range cpus {
+			l.boot = append(l.boot, fmt.Sprintf("echo %s > %s", shQuote(a.Value), govPath(c)))
+		}
+	case doctor.KindNAPI:
+		return a.ID + ": NAPI ids change with every boot and re-plug; not made permanent"
+	}
+	return ""
 }
 
 // maxManifest bounds the manifest read: it lists at most five files.

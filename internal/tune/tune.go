@@ -307,24 +307,9 @@ func (s *System) identify(dev string) (int, string, error) {
 // the kernel refused or rejected is put back at once, and the error says so.
 func (t *Tuner) Apply(ctx context.Context, a doctor.Action) (Outcome, error) {
 	out := Outcome{ID: a.ID, Kind: a.Kind, Device: a.Device, Target: a.Target, Want: a.Value}
-	if err := Check(a); err != nil {
-		return out, err
-	}
-	k := knobs[a.Kind]
-	if err := t.Sys.checkCPUs(a); err != nil {
-		return out, err
-	}
-	if o, ok := k.(owned); ok {
-		if err := o.belongs(t.Sys, a); err != nil {
-			return out, err
-		}
-	}
-	idx, mac, err := t.Sys.identify(a.Device)
-	if errors.Is(err, ErrGone) {
-		return out, &notHereError{id: a.ID, dev: a.Device}
-	}
+	k, idx, mac, err := t.applicable(a)
 	if err != nil {
-		return out, fmt.Errorf("action %s: %w", a.ID, err)
+		return out, err
 	}
 	cur, err := k.read(ctx, t.Sys, a)
 	if err != nil {
@@ -374,8 +359,41 @@ func (t *Tuner) Apply(ctx context.Context, a doctor.Action) (Outcome, error) {
 	default:
 		ent.Note = "read-back failed: " + rerr.Error()
 	}
-	// Not applied as asked: put the old value back, then record the end.
-	if got != ent.Old || rerr != nil {
+	return t.putBack(ctx, k, a, ent, prev, werr, rerr, out)
+}
+
+// applicable checks that a can be applied here and returns its knob and
+// the identity (ifindex, MAC) of its device.
+func (t *Tuner) applicable(a doctor.Action) (knob, int, string, error) {
+	if err := Check(a); err != nil {
+		return nil, 0, "", err
+	}
+	k := knobs[a.Kind]
+	if err := t.Sys.checkCPUs(a); err != nil {
+		return nil, 0, "", err
+	}
+	if o, ok := k.(owned); ok {
+		if err := o.belongs(t.Sys, a); err != nil {
+			return nil, 0, "", err
+		}
+	}
+	idx, mac, err := t.Sys.identify(a.Device)
+	if errors.Is(err, ErrGone) {
+		return nil, 0, "", &notHereError{id: a.ID, dev: a.Device}
+	}
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("action %s: %w", a.ID, err)
+	}
+	return k, idx, mac, nil
+}
+
+// putBack ends a write that did not apply as asked (ent.Note says how):
+// the old value goes back, and the entry ends failed (the kernel rejected
+// the write, werr) or refused; if the old value cannot be put back the
+// entry stays pending, for revert to try again.
+func (t *Tuner) putBack(ctx context.Context, k knob, a doctor.Action, ent *Entry, prev int, werr, rerr error, out Outcome) (Outcome, error) {
+	var err error
+	if ent.Got != ent.Old || rerr != nil {
 		err = k.restore(context.WithoutCancel(ctx), t.Sys, a, ent.Old)
 	}
 	if err != nil {
