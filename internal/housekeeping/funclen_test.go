@@ -38,9 +38,7 @@ var longFuncAllowed = map[string]string{
 	"internal/cli/compare.go runCompare": "internal/cli's own split (issue 32)",
 	"internal/cli/doctor.go runDoctor":   "internal/cli's own split (issue 32)",
 	// internal/doctor: each rule reads as one check; split by doctor's helper.
-	"internal/doctor/irq_spread.go checkIRQsPiled": "doctor's own split (issue 32)",
-	"internal/doctor/irq_stuck.go checkIRQStuck":   "doctor's own split (issue 32)",
-	"internal/doctor/tx_queue.go checkTXQueue":     "doctor's own split (issue 32)",
+	"internal/doctor/irqs_piled.go checkIRQsPiled": "doctor's own split (issue 32)",
 	"internal/doctor/cpufreq.go checkCPUFreq":      "doctor's own split (issue 32)",
 	"internal/doctor/softnet.go checkSoftnet":      "doctor's own split (issue 32)",
 	// internal/lab/vm: its tests boot VMs (the lead runs them), and its
