@@ -87,7 +87,11 @@ func threadedTable(dir string) (string, error) {
 		if !b.valid {
 			return "n/a (" + b.why + ")"
 		}
-		return fmt.Sprintf("%.1f / %.3f / %.1f", b.side.Mbit, b.side.BusyPerMbit, b.side.GRORatio)
+		gro := "-"
+		if b.side.GRORatio > 0 {
+			gro = r2.F(b.side.GRORatio, 1)
+		}
+		return fmt.Sprintf("%.1f / %.3f / %s", b.side.Mbit, b.side.BusyPerMbit, gro)
 	}
 	for _, i := range reps {
 		var b [3]boot
