@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -96,9 +95,7 @@ func runInspect(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(snap)
+		return writeJSON(env, snap)
 	}
 	if err := inspect.WriteText(env.Stdout, snap); err != nil {
 		return err

@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -184,7 +183,7 @@ func runLab(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 		if *asJSON {
-			return benchWriteJSON(env, l)
+			return writeJSON(env, l)
 		}
 		fmt.Fprintf(env.Stdout, "lab %s up: %s (%s %s) <-> %s (%s %s), iperf3 server on %s:%d\n",
 			*name, l.SenderNS, l.SenderIf, l.SenderAddr, l.ReceiverNS, l.ReceiverIf, l.ReceiverAddr, l.ReceiverAddr, l.ServerPorts[0])
@@ -243,7 +242,7 @@ func runLab(ctx context.Context, env Env, args []string) error {
 			if labs == nil {
 				labs = []lab.Info{}
 			}
-			return benchWriteJSON(env, labs)
+			return writeJSON(env, labs)
 		}
 		if len(labs) == 0 {
 			fmt.Fprintln(env.Stdout, "no wirespeed lab namespaces")
@@ -287,10 +286,4 @@ func runLab(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	return usageErrorf("lab %q: want up, down, status, reap or vm", sub)
-}
-
-func benchWriteJSON(env Env, v any) error {
-	enc := json.NewEncoder(env.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

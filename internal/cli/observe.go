@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -100,9 +99,7 @@ func runObserve(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(o)
+		return writeJSON(env, o)
 	}
 	observe.WriteText(env.Stdout, o)
 	return nil

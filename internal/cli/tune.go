@@ -129,7 +129,7 @@ func runTunePlan(ctx context.Context, env Env, args []string) error {
 	}
 	rows := tune.Preview(ctx, tune.Live(), acts)
 	if *c.asJSON {
-		return benchWriteJSON(env, map[string]any{"actions": rows})
+		return writeJSON(env, map[string]any{"actions": rows})
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(env.Stdout, "Nothing to tune: doctor proposes no action for this host.")
@@ -289,7 +289,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	}
 	trials, lerr := t.Loop(ctx, acts, tune.LoopConfig{Goal: *goal, Pairs: *pairs, Guards: guards, Measure: measure, Progress: progress})
 	if *c.asJSON {
-		if err := benchWriteJSON(env, map[string]any{"goal": *goal, "metric": metric, "pairs": *pairs, "trials": trials}); err != nil {
+		if err := writeJSON(env, map[string]any{"goal": *goal, "metric": metric, "pairs": *pairs, "trials": trials}); err != nil {
 			return err
 		}
 	} else {

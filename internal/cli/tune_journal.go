@@ -39,7 +39,7 @@ func runTuneStatus(ctx context.Context, env Env, args []string) error {
 		st = []tune.Status{}
 	}
 	if *c.asJSON {
-		return benchWriteJSON(env, map[string]any{"journal_version": j.Version, "changes": st})
+		return writeJSON(env, map[string]any{"journal_version": j.Version, "changes": st})
 	}
 	if len(st) == 0 {
 		fmt.Fprintln(env.Stdout, "wirespeed has no change in force (journal: "+tune.StateDir(*c.stateDir)+").")
@@ -91,7 +91,7 @@ func runTuneRevert(ctx context.Context, env Env, args []string) error {
 		outs = []tune.Outcome{}
 	}
 	if *c.asJSON {
-		if jerr := benchWriteJSON(env, map[string]any{"outcomes": outs}); jerr != nil {
+		if jerr := writeJSON(env, map[string]any{"outcomes": outs}); jerr != nil {
 			return jerr
 		}
 	} else if len(outs) == 0 && err == nil {
@@ -132,7 +132,7 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 			removed = []string{}
 		}
 		if *c.asJSON {
-			if jerr := benchWriteJSON(env, map[string]any{"removed": removed}); jerr != nil {
+			if jerr := writeJSON(env, map[string]any{"removed": removed}); jerr != nil {
 				return jerr
 			}
 		} else {
@@ -163,7 +163,7 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if *c.asJSON {
-		return benchWriteJSON(env, map[string]any{"root": *root, "files": files, "skipped": plan.Skipped})
+		return writeJSON(env, map[string]any{"root": *root, "files": files, "skipped": plan.Skipped})
 	}
 	for _, f := range files {
 		// Name the file where it is: --root may have sent it elsewhere.

@@ -68,7 +68,7 @@ func runWatch(ctx context.Context, env Env, args []string) error {
 	defer s.Close()
 	tick := time.NewTicker(time.Duration(every))
 	defer tick.Stop()
-	enc := json.NewEncoder(env.Stdout)
+	enc := json.NewEncoder(env.Stdout) // one line an interval, unlike writeJSON
 	for n := 0; *count == 0 || n < *count; n++ {
 		select {
 		case <-ctx.Done():
