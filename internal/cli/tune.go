@@ -16,6 +16,7 @@ import (
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/doctor"
 	"github.com/wirespeed/wirespeed/internal/inspect"
+	"github.com/wirespeed/wirespeed/internal/shellquote"
 	"github.com/wirespeed/wirespeed/internal/tune"
 )
 
@@ -147,10 +148,10 @@ func runTunePlan(ctx context.Context, env Env, args []string) error {
 	tw.Flush()
 	next := "sudo wirespeed tune apply"
 	if *c.actions != "" {
-		next += " --actions " + shellQuote(*c.actions)
+		next += " --actions " + shellquote.QuoteIfNeeded(*c.actions)
 	}
 	for _, p := range pos {
-		next += " " + shellQuote(p)
+		next += " " + shellquote.QuoteIfNeeded(p)
 	}
 	fmt.Fprintf(env.Stdout, "\nNothing was changed. '%s' tries these in this order.\n", next)
 	return nil
