@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
 	"github.com/wirespeed/wirespeed/internal/doctor"
+	"github.com/wirespeed/wirespeed/internal/shellquote"
 )
 
 // Persist files, relative to the root they are written under.
@@ -53,8 +54,6 @@ func udevMatch(e Entry) string {
 	}
 	return fmt.Sprintf(`ACTION=="add", SUBSYSTEM=="net", KERNEL=="%s"`, udevQuote(e.Action.Device))
 }
-
-func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // PlanPersist turns the applied entries of j into files: sysfs knobs of a
 // device as udev ATTR assignments matched on its MAC, ethtool features and
@@ -109,7 +108,7 @@ func PlanPersist(s *System, j *Journal, netns string) PersistPlan {
 			if a.Device != "" && strings.HasPrefix(a.Target, prefix) {
 				udev = append(udev, fmt.Sprintf(`%s, ATTR{%s}="%s"`, udevMatch(e), strings.TrimPrefix(a.Target, prefix), udevQuote(a.Value)))
 			} else {
-				boot = append(boot, fmt.Sprintf("echo %s > %s", shQuote(a.Value), shQuote(a.Target)))
+				boot = append(boot, fmt.Sprintf("echo %s > %s", shellquote.Quote(a.Value), shellquote.Quote(a.Target)))
 			}
 		case doctor.KindEthtool:
 			udev = append(udev, fmt.Sprintf(`%s, RUN+="/usr/sbin/ethtool -K $name %s %s"`, udevMatch(e), a.Target, a.Value))
@@ -118,11 +117,11 @@ func PlanPersist(s *System, j *Journal, netns string) PersistPlan {
 		case doctor.KindSysctl:
 			sysctl = append(sysctl, fmt.Sprintf("%s = %s", a.Target, a.Value))
 		case doctor.KindIRQAffinity:
-			boot = append(boot, fmt.Sprintf("echo %s > /proc/irq/%s/smp_affinity_list", shQuote(a.Value), a.Target))
+			boot = append(boot, fmt.Sprintf("echo %s > /proc/irq/%s/smp_affinity_list", shellquote.Quote(a.Value), a.Target))
 		case doctor.KindGovernor:
 			cpus, _ := cpumask.ParseList(a.Target)
 			for _, c := range cpus {
-				boot = append(boot, fmt.Sprintf("echo %s > %s", shQuote(a.Value), govPath(c)))
+				boot = append(boot, fmt.Sprintf("echo %s > %s", shellquote.Quote(a.Value), govPath(c)))
 			}
 		case doctor.KindNAPI:
 			p.Skipped = append(p.Skipped, a.ID+": NAPI ids change with every boot and re-plug; not made permanent")
