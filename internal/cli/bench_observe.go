@@ -23,7 +23,7 @@ func init() {
 		if err := observe.CheckSample(sample, 0); err != nil {
 			return nil, fmt.Errorf("--observe-sample: %w", err)
 		}
-		if err := observe.ParsePrograms(programs); err != nil {
+		if err := observe.CheckProgramsFlag(programs); err != nil {
 			return nil, fmt.Errorf("--observe-programs: %w", err)
 		}
 		return observe.BenchObserver{Light: mode == "light", Sample: sample, Programs: programs}, nil
