@@ -86,7 +86,7 @@ func runInspect(ctx context.Context, env Env, args []string) error {
 		return unknownIface(err)
 	}
 	if snapFile != nil {
-		snap.Source = inspect.Source{Kind: "snapshot", File: *from, Root: opts.Answers.Euid == 0,
+		snap.Source = inspect.Source{Kind: "snapshot", File: *from, AsRoot: opts.Answers.Euid == 0,
 			Captured: snapFile.Meta.Created.UTC().Format(time.RFC3339)}
 	}
 	if rec != nil {

@@ -33,7 +33,7 @@ const (
 // Manifest is the list of files persist wrote, kept in the state directory.
 type Manifest struct {
 	Version int      `json:"version"`
-	Root    string   `json:"root"`
+	RootDir string   `json:"root"` // the directory the files were written below (persist --root)
 	Files   []string `json:"files"`
 }
 
@@ -261,7 +261,7 @@ func WritePersist(root, stateDir string, p PersistPlan) ([]string, error) {
 			os.Remove(filepath.Join(root, f))
 		}
 	}
-	m.Root, m.Files = root, names
+	m.RootDir, m.Files = root, names
 	b, _ := json.MarshalIndent(m, "", " ")
 	if err := writeDurable(filepath.Join(stateDir, manifestName), append(b, '\n'), 0o644); err != nil {
 		return nil, err
