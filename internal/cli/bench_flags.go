@@ -111,23 +111,23 @@ func (f *benchFlags) observer() (bench.Observer, error) {
 // times parses the durations, the probe's TOS and the rate cap into o.
 func (f *benchFlags) times(o *bench.Options) error {
 	var err error
-	if o.Duration, err = benchDuration("t", *f.dur); err != nil {
+	if o.Duration, err = parseDurationFlag("t", *f.dur); err != nil {
 		return err
 	}
-	if o.Omit, err = benchDuration("omit", *f.omit); err != nil {
+	if o.Omit, err = parseDurationFlag("omit", *f.omit); err != nil {
 		return err
 	}
-	if o.Idle, err = benchDuration("idle", *f.idle); err != nil {
+	if o.Idle, err = parseDurationFlag("idle", *f.idle); err != nil {
 		return err
 	}
-	if o.ProbeInterval, err = benchDuration("probe-interval", *f.probeInt); err != nil {
+	if o.ProbeInterval, err = parseDurationFlag("probe-interval", *f.probeInt); err != nil {
 		return err
 	}
-	if o.ProbeTOS, err = benchParseTOS(*f.tos); err != nil {
+	if o.ProbeTOS, err = parseTOS(*f.tos); err != nil {
 		return &UsageError{Err: err}
 	}
 	if *f.bitrate != "" {
-		if o.RateMbit, err = benchParseRate(*f.bitrate); err != nil {
+		if o.RateMbit, err = parseRate(*f.bitrate); err != nil {
 			return usageErrorf("--bitrate: %v", err)
 		}
 	}
@@ -198,7 +198,9 @@ func parseVariant(c *Command, env Env, spec string, outer *labFlags) (bench.Vari
 	return bench.Variant{Name: name, Lab: &cfg}, nil
 }
 
-func benchDuration(name, s string) (time.Duration, error) {
+// parseDurationFlag reads flag name's value as a duration (plain numbers
+// are seconds), refusing a negative one; bench's and lab vm's.
+func parseDurationFlag(name, s string) (time.Duration, error) {
 	if n, err := strconv.ParseFloat(s, 64); err == nil {
 		s = strconv.FormatFloat(n, 'f', -1, 64) + "s" // plain seconds
 	}
@@ -216,8 +218,8 @@ var dscpNames = map[string]int{"ef": 46, "cs0": 0, "cs1": 8, "cs2": 16, "cs3": 2
 	"af11": 10, "af12": 12, "af13": 14, "af21": 18, "af22": 20, "af23": 22, "af31": 26, "af32": 28, "af33": 30,
 	"af41": 34, "af42": 36, "af43": 38, "le": 1}
 
-// benchParseTOS takes a TOS byte (decimal or 0x hex) or a DSCP name.
-func benchParseTOS(s string) (int, error) {
+// parseTOS takes a TOS byte (decimal or 0x hex) or a DSCP name.
+func parseTOS(s string) (int, error) {
 	if d, ok := dscpNames[strings.ToLower(s)]; ok {
 		return d << 2, nil
 	}

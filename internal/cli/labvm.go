@@ -142,11 +142,11 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 			return usageErrorf("lab vm: %s %d: want %d-%d %s", dashed(n.flag), n.v, n.lo, n.hi, n.what)
 		}
 	}
-	d, err := benchDuration("t", *dur)
+	d, err := parseDurationFlag("t", *dur)
 	if err != nil {
 		return err
 	}
-	to, err := benchDuration("timeout", *timeout)
+	to, err := parseDurationFlag("timeout", *timeout)
 	if err != nil {
 		return err
 	}
