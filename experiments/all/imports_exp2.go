@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package all
 
 // The experiments of docs/results.md's sections from usbnet round 2 (issue 12) on.
