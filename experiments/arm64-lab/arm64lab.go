@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
 	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
 )
 
@@ -145,7 +146,7 @@ func runsTable(d string) (string, error) {
 		}
 		rows = append(rows, append(row, path, irq))
 	}
-	return r2.Table([]string{"run (`wirespeed lab vm ... --arch arm64`, `-t 5s`)", "receive Mbit/s", "send Mbit/s",
+	return mdtab.Table([]string{"run (`wirespeed lab vm ... --arch arm64`, `-t 5s`)", "receive Mbit/s", "send Mbit/s",
 		"RX path (observe in the guest)", "USB interrupt (during the receive bench)"}, rows), nil
 }
 
@@ -182,7 +183,7 @@ func rxTable(dir string) (string, error) {
 		{"softirq / sys per Mbit", fmt.Sprintf("%.4f / %.4f", med(ss), med(sy)), fmt.Sprintf("%.4f / %.4f", med(os_), med(oy)), r2.F(med(sr), 3) + " (softirq)"},
 		{"RX path", path(last.Stock), path(last.Ours), ""},
 	}
-	return r2.Table([]string{"", fmt.Sprintf("stock (Debian's usbnet, median of %d)", len(pairs)),
+	return mdtab.Table([]string{"", fmt.Sprintf("stock (Debian's usbnet, median of %d)", len(pairs)),
 		"ours (the 8-patch series, cross-built)", "ours / stock (median pair)"}, rows), nil
 }
 
@@ -268,5 +269,5 @@ func stressTable(d string) (string, error) {
 		}
 		rows = append(rows, row)
 	}
-	return r2.Table([]string{"series", "ours", "stock"}, rows), nil
+	return mdtab.Table([]string{"series", "ours", "stock"}, rows), nil
 }

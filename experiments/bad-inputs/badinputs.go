@@ -5,14 +5,12 @@
 package badinputs
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
 )
 
 func init() {
@@ -40,13 +38,9 @@ var binaries = []struct{ label, file string }{
 func tables(dir string) (map[string]string, error) {
 	var rows [][]string
 	for _, b := range binaries {
-		raw, err := os.ReadFile(filepath.Join(dir, "data", b.file))
-		if err != nil {
-			return nil, err
-		}
 		var r run
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, fmt.Errorf("data/%s: %w", b.file, err)
+		if err := mdtab.ReadJSON(filepath.Join(dir, "data", b.file), &r); err != nil {
+			return nil, err
 		}
 		if len(r.Inputs) != r.Tried {
 			return nil, fmt.Errorf("data/%s: %d inputs recorded, %d tried", b.file, len(r.Inputs), r.Tried)
@@ -69,5 +63,5 @@ func tables(dir string) (map[string]string, error) {
 		rows = append(rows, []string{b.label, strconv.Itoa(len(r.Inputs)), strconv.Itoa(clear), strconv.Itoa(nonzero),
 			strconv.Itoa(crashed), strconv.Itoa(changed)})
 	}
-	return map[string]string{"summary": r2.Table([]string{"binary", "tried", "clear", "non-zero exit", "crashes", "changed something"}, rows)}, nil
+	return map[string]string{"summary": mdtab.Table([]string{"binary", "tried", "clear", "non-zero exit", "crashes", "changed something"}, rows)}, nil
 }

@@ -82,7 +82,7 @@ func ticks(path string) (float64, error) {
 }
 
 func batch(dir, scrape string) ([]string, error) {
-	var offs, ons, ratios, cpu, scr []float64
+	var offs, ons, cpu, scr []float64
 	for p := 1; ; p++ {
 		base := filepath.Join(dir, fmt.Sprintf("pair%d-", p))
 		if _, err := os.Stat(base + "off.json.gz"); os.IsNotExist(err) && p > 1 {
@@ -104,9 +104,10 @@ func batch(dir, scrape string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		offs, ons, ratios = append(offs, off), append(ons, on), append(ratios, on/off)
+		offs, ons = append(offs, off), append(ons, on)
 		cpu, scr = append(cpu, c), append(scr, s)
 	}
+	ratios := stats.PairedRatios(offs, ons)
 	per := make([]string, len(ratios))
 	for i, r := range ratios {
 		per[i] = fmt.Sprintf("%.3f", r)

@@ -5,14 +5,12 @@
 package hostile
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
 )
 
 func init() {
@@ -38,13 +36,9 @@ var binaries = []struct{ label, file string }{
 func tables(dir string) (map[string]string, error) {
 	var rows [][]string
 	for _, b := range binaries {
-		raw, err := os.ReadFile(filepath.Join(dir, "data", b.file))
-		if err != nil {
-			return nil, err
-		}
 		var r run
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, fmt.Errorf("data/%s: %w", b.file, err)
+		if err := mdtab.ReadJSON(filepath.Join(dir, "data", b.file), &r); err != nil {
+			return nil, err
 		}
 		if len(r.Cases) != r.Tried {
 			return nil, fmt.Errorf("data/%s: %d cases recorded, %d tried", b.file, len(r.Cases), r.Tried)
@@ -65,5 +59,5 @@ func tables(dir string) (map[string]string, error) {
 		rows = append(rows, []string{b.label, strconv.Itoa(r.Tried), strconv.Itoa(n["clear"]), strconv.Itoa(n["unclear"]),
 			strconv.Itoa(n["wrong"]), strconv.Itoa(n["hang"]), host})
 	}
-	return map[string]string{"summary": r2.Table([]string{"binary", "tried", "clear", "unclear", "wrong", "hang", "host changed"}, rows)}, nil
+	return map[string]string{"summary": mdtab.Table([]string{"binary", "tried", "clear", "unclear", "wrong", "hang", "host changed"}, rows)}, nil
 }

@@ -7,7 +7,6 @@ package makerun
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -56,21 +55,19 @@ func duration(d time.Duration) string {
 	return fmt.Sprintf("%d m %02d s", int(d.Minutes()), int(d.Seconds())%60)
 }
 
-// repRatios is throughput(variant)/throughput(base) per repetition.
+// repRatios is throughput(variant)/throughput(base) per repetition, in
+// repetition order, over the complete runs (a base of 0 pairs with none).
 func repRatios(r *bench.Result, base, variant string) []float64 {
-	byRep := map[int]float64{}
-	for _, run := range r.Runs {
-		if run.Variant == base && run.Complete {
-			byRep[run.Rep] = run.Metrics["send_mbit"]
+	mbit := func(v string) map[int]float64 {
+		byRep := map[int]float64{}
+		for _, run := range r.Runs {
+			if x := run.Metrics["send_mbit"]; run.Variant == v && run.Complete && (v != base || x > 0) {
+				byRep[run.Rep] = x
+			}
 		}
+		return byRep
 	}
-	var out []float64
-	for _, run := range r.Runs {
-		if b, ok := byRep[run.Rep]; ok && run.Variant == variant && run.Complete && b > 0 {
-			out = append(out, run.Metrics["send_mbit"]/b)
-		}
-	}
-	return out
+	return stats.PairedRatios(stats.PairByKey(mbit(base), mbit(variant)))
 }
 
 func tables(dir string) (map[string]string, error) {
@@ -95,13 +92,12 @@ func tables(dir string) (map[string]string, error) {
 		for _, h := range hs[1:] {
 			rs := repRatios(r, "nogro", h.Variant)
 			cells := make([]string, len(rs))
-			logs := make([]float64, len(rs))
 			for i, x := range rs {
 				cells[i] = fmt.Sprintf("%.2f", x)
-				logs[i] = math.Log(x)
 			}
+			s := stats.SummarizeRatios(rs)
 			reps = append(reps, []string{fmt.Sprint(r.Settings.Repeat), h.Variant, strings.Join(cells, " "),
-				fmt.Sprintf("%.2f", stats.Percentile(rs, 50)), fmt.Sprintf("%.2f", math.Exp(stats.Mean(logs)))})
+				fmt.Sprintf("%.2f", s.Median), fmt.Sprintf("%.2f", s.GeoMean)})
 		}
 	}
 	return map[string]string{

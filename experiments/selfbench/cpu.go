@@ -137,39 +137,28 @@ func reduceRateRun(r *bench.Result) (rateRun, error) {
 
 // pairedRatios returns on/off for each repetition both have, in order.
 func pairedRatios(off, on map[int]float64) []float64 {
-	var reps []int
-	for r := range on {
-		if _, ok := off[r]; ok {
-			reps = append(reps, r)
-		}
-	}
-	sort.Ints(reps)
-	var q []float64
-	for _, r := range reps {
-		q = append(q, on[r]/off[r])
-	}
-	return q
+	return stats.PairedRatios(stats.PairByKey(off, on))
 }
+
+// pct is a ratio as a change in percent.
+func pct(q float64) string { return fmt.Sprintf("%+.1f%%", (q-1)*100) }
 
 // ratioCell: the geometric mean of the paired ratios - 1 with its 95% t
 // interval, the median ratio - 1, and each ratio.
 func ratioCell(q []float64) string {
-	var logs []float64
 	var each []string
 	for _, x := range q {
-		logs = append(logs, math.Log(x))
 		each = append(each, fmt.Sprintf("%.3f", x))
 	}
-	pct := func(l float64) string { return fmt.Sprintf("%+.1f%%", (math.Exp(l)-1)*100) }
-	s := stats.Summarize(logs)
+	s := stats.SummarizeRatios(q)
 	switch s.N {
 	case 0:
 		return "- (no pairs)"
 	case 1:
-		return fmt.Sprintf("%s (one pair: no interval)", pct(s.Mean))
+		return fmt.Sprintf("%s (one pair: no interval)", pct(s.GeoMean))
 	}
-	return fmt.Sprintf("%s (95%% CI %s .. %s; median %+.1f%%; ratios %s)", pct(s.Mean), pct(s.CILow), pct(s.CIHigh),
-		(stats.Percentile(q, 50)-1)*100, strings.Join(each, ", "))
+	return fmt.Sprintf("%s (95%% CI %s .. %s; median %+.1f%%; ratios %s)", pct(s.GeoMean), pct(s.GeoLow), pct(s.GeoHigh),
+		(s.Median-1)*100, strings.Join(each, ", "))
 }
 
 // cpuTable: observe's CPU cost at a fixed rate - busy CPU per Gbit/s of

@@ -7,7 +7,6 @@ package selfbench
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -153,26 +152,16 @@ func throughputs(d, mode string) (map[int]float64, error) {
 // cost is the throughput cost of mode against "off", paired by repetition:
 // 1 - geometric mean of the ratios, with its 95% interval, and the ratios.
 func cost(off, on map[int]float64) string {
-	var reps []int
-	for r := range on {
-		if _, ok := off[r]; ok {
-			reps = append(reps, r)
-		}
-	}
-	sort.Ints(reps)
-	var logs []float64
+	q := pairedRatios(off, on)
 	var ratios []string
-	for _, r := range reps {
-		q := on[r] / off[r]
-		logs = append(logs, math.Log(q))
-		ratios = append(ratios, fmt.Sprintf("%.3f", q))
+	for _, x := range q {
+		ratios = append(ratios, fmt.Sprintf("%.3f", x))
 	}
-	s := stats.Summarize(logs)
+	s := stats.SummarizeRatios(q)
 	if s.N < 2 {
 		return fmt.Sprintf("ratios %s (one pair: no interval)", strings.Join(ratios, ", "))
 	}
-	pct := func(l float64) string { return fmt.Sprintf("%+.1f%%", (math.Exp(l)-1)*100) }
-	return fmt.Sprintf("%s (95%% CI %s .. %s; ratios %s)", pct(s.Mean), pct(s.CILow), pct(s.CIHigh), strings.Join(ratios, ", "))
+	return fmt.Sprintf("%s (95%% CI %s .. %s; ratios %s)", pct(s.GeoMean), pct(s.GeoLow), pct(s.GeoHigh), strings.Join(ratios, ", "))
 }
 
 func cov(xs map[int]float64) string {

@@ -71,17 +71,9 @@ func recompute(m tune.MetricDelta) (delta, error) {
 	}
 	d := delta{before: stats.Mean(m.Before), after: stats.Mean(m.After)}
 	d.ratio = d.after / d.before
-	var lb, la []float64
-	for i := range m.Before {
-		d.pairs = append(d.pairs, m.After[i]/m.Before[i])
-		lb, la = append(lb, math.Log(m.Before[i])), append(la, math.Log(m.After[i]))
-	}
-	d.median = stats.Percentile(d.pairs, 50)
-	t, err := stats.PairedT(lb, la)
-	if err != nil {
-		return delta{}, err
-	}
-	d.p = t.P
+	d.pairs = stats.PairedRatios(m.Before, m.After)
+	s := stats.SummarizeRatios(d.pairs)
+	d.median, d.p = s.Median, s.P
 	return d, nil
 }
 

@@ -9,7 +9,6 @@ package tunequality
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -164,15 +163,13 @@ func (r *run) decisions() string {
 // the geometric mean, and the pair ratios.
 func (r *run) validation() (string, string) {
 	v := r.Validation
-	pairs := make([]float64, len(v.Optimum))
-	logs := make([]float64, len(v.Optimum))
-	cells := make([]string, len(v.Optimum))
-	for i := range v.Optimum {
-		pairs[i] = v.Tuner[i] / v.Optimum[i]
-		logs[i] = math.Log(pairs[i])
-		cells[i] = fmt.Sprintf("%.2f", pairs[i])
+	pairs := stats.PairedRatios(v.Optimum, v.Tuner)
+	cells := make([]string, len(pairs))
+	for i, q := range pairs {
+		cells[i] = fmt.Sprintf("%.2f", q)
 	}
-	return fmt.Sprintf("**%.3f**, %.3f, %.3f", stats.Mean(v.Tuner)/stats.Mean(v.Optimum), stats.Percentile(pairs, 50), math.Exp(stats.Mean(logs))),
+	s := stats.SummarizeRatios(pairs)
+	return fmt.Sprintf("**%.3f**, %.3f, %.3f", stats.Mean(v.Tuner)/stats.Mean(v.Optimum), s.Median, s.GeoMean),
 		strings.Join(cells, " ")
 }
 

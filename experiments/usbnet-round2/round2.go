@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
 
@@ -43,28 +44,6 @@ func tables(dir string) (map[string]string, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// Table renders a markdown table as results.md prints it.
-func Table(header []string, rows [][]string) string {
-	var b strings.Builder
-	line := func(cells []string) {
-		b.WriteString("|")
-		for _, c := range cells {
-			if c == "" {
-				b.WriteString(" |")
-			} else {
-				b.WriteString(" " + c + " |")
-			}
-		}
-		b.WriteString("\n")
-	}
-	line(header)
-	b.WriteString(strings.Repeat("|---", len(header)) + "|\n")
-	for _, r := range rows {
-		line(r)
-	}
-	return b.String()
 }
 
 // Median is the 50th percentile (the mean of the middle two for an even n).
@@ -224,7 +203,7 @@ func bqlTable(dir string) (string, error) {
 		})
 	}
 	n := len(pairs[0].Limit)
-	return Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "stock idle / load p50 ms (excess)", "ours idle / load p50 ms (excess)",
+	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "stock idle / load p50 ms (excess)", "ours idle / load p50 ms (excess)",
 		"excess ours/stock", "throughput ours/stock", "ours qdisc backlog median",
 		fmt.Sprintf("ours BQL limit (distinct values in %d samples), inflight median", n)}, rows), nil
 }
@@ -269,7 +248,7 @@ func rxCappedTable(dir string) (string, error) {
 			fmt.Sprintf("%.0f (%.3f)", a.busy(), ca), fmt.Sprintf("%.0f (%.3f)", b.busy(), cb),
 			F(cb/ca, 3), F(sb/sa, 3), path})
 	}
-	return Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "stock busy % (per Mbit/s)", "ours busy % (per Mbit/s)",
+	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "stock busy % (per Mbit/s)", "ours busy % (per Mbit/s)",
 		"busy per Mbit/s ours/stock", "softirq per Mbit/s ours/stock", "RX path (observe), GRO ratio (ours)"}, rows), nil
 }
 
@@ -329,7 +308,7 @@ func threadedTable(dir string) (string, error) {
 		{"probe p50 under receive load, ms", F(rx[0].metrics["icmp_load_p50_ms"], 2), F(rx[1].metrics["icmp_load_p50_ms"], 2)},
 		{"bql send Mbit/s, probe p50 under load", bq(bql[0]), bq(bql[1])},
 	}
-	return Table([]string{"", "threaded", "softirq (default)"}, rows), nil
+	return mdtab.Table([]string{"", "threaded", "softirq (default)"}, rows), nil
 }
 
 func side(s RXSide, prec int) string {
@@ -346,7 +325,7 @@ func rxUncappedTable(dir string) (string, error) {
 		rows = append(rows, []string{strconv.Itoa(p.Pair), F(p.Stock.Mbit, 1), F(p.Ours.Mbit, 1), F(p.ThroughputRatio(), 3),
 			side(p.Stock, 3), side(p.Ours, 3), F(p.BusyRatio(), 3), F(p.SoftirqRatio(), 3), F(p.Ours.GRORatio, 1)})
 	}
-	return Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % (per Mbit/s)",
+	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % (per Mbit/s)",
 		"ours busy % (per Mbit/s)", "busy per Mbit/s ours/stock", "softirq per Mbit/s ours/stock", "GRO (ours)"}, rows), nil
 }
 
@@ -360,7 +339,7 @@ func rxNICTable(dir string) (string, error) {
 		rows = append(rows, []string{strconv.Itoa(p.Pair), F(p.Stock.Mbit, 1), F(p.Ours.Mbit, 1), F(p.ThroughputRatio(), 3),
 			side(p.Stock, 2), side(p.Ours, 2), F(p.BusyRatio(), 3), F(p.Ours.GRORatio, 1)})
 	}
-	return Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % (per Mbit/s)",
+	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % (per Mbit/s)",
 		"ours busy % (per Mbit/s)", "busy per Mbit/s ours/stock", "GRO (ours)"}, rows), nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
 	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
@@ -53,7 +54,7 @@ func bql612(dir string) (string, error) {
 			fmt.Sprintf("%.2f -> %.2f", p.StockLoad-p.StockIdle, p.OursLoad-p.OursIdle),
 			r2.F(p.ExcessRatio, 3), r2.F(p.TPRatio, 3), r2.LimitRange(p.Limit)})
 	}
-	return r2.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "excess stock -> ours ms", "excess ours/stock",
+	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "excess stock -> ours ms", "excess ours/stock",
 		"throughput ours/stock", "ours BQL limit (distinct values)"}, rows), nil
 }
 
@@ -112,7 +113,7 @@ func bql61(d string) (string, error) {
 		}
 		rows = append(rows, row)
 	}
-	return r2.Table([]string{"run", "cap", "host", "guest idle in load", "excess ours/stock median (per pair)",
+	return mdtab.Table([]string{"run", "cap", "host", "guest idle in load", "excess ours/stock median (per pair)",
 		"throughput ours/stock median (per pair)", "used for the mark"}, rows), nil
 }
 
@@ -250,5 +251,5 @@ func stress(d string) (string, error) {
 		}
 		rows = append(rows, []string{s.kernel, set, count, failures})
 	}
-	return r2.Table([]string{"kernel", "set", "runs clean / runs", "failures"}, rows), nil
+	return mdtab.Table([]string{"kernel", "set", "runs clean / runs", "failures"}, rows), nil
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
 	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
 )
 
@@ -123,7 +124,7 @@ func stallCount(dirs ...string) (string, error) {
 	}
 	sort.Strings(left)
 	rows = append(rows, []string{"left out (lost outside the guest: PLAN.md addendum 2)", "", strings.Join(left, ", "), ""})
-	return r2.Table([]string{"side", "boots", "RCU stall or soft lockup in the console", "boots failed"}, rows), nil
+	return mdtab.Table([]string{"side", "boots", "RCU stall or soft lockup in the console", "boots failed"}, rows), nil
 }
 
 // bqlMark is the BQL scenario's table of one kernel: every pair the runs
@@ -162,7 +163,7 @@ func bqlMark(dir string) (string, error) {
 	}
 	rows = append(rows, []string{"median", "", "", "", r2.F(r2.Median(ex), 3), r2.F(r2.Median(tp), 3), "", "",
 		fmt.Sprintf("%d of %d pairs", len(ex), len(reps))})
-	return r2.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "excess stock -> ours ms", "excess ours/stock",
+	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "excess stock -> ours ms", "excess ours/stock",
 		"throughput ours/stock", "stock BQL limit", "ours BQL limit", "counted"}, rows), nil
 }
 
@@ -245,7 +246,7 @@ func rxCapacity(dir string) (string, error) {
 	for _, d := range dropped {
 		rows = append(rows, []string{strconv.Itoa(d), "dropped (a boot failed or its bench was incomplete)", "", "", "", "", "", "", ""})
 	}
-	return r2.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % per Mbit/s",
+	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % per Mbit/s",
 		"ours busy % per Mbit/s", "busy per Mbit/s ours/stock", "RX path (ours)", "GRO segments per skb (ours)"}, rows), nil
 }
 
@@ -311,5 +312,5 @@ func stressRuns(dir string) (string, error) {
 	for _, r := range runs {
 		rows = append(rows, []string{r.name, r.set, strconv.Itoa(r.cycles), r.outcome, r.summary})
 	}
-	return r2.Table([]string{"run", "modules", "cycles", "outcome", "steps done (the stress script's count)"}, rows), nil
+	return mdtab.Table([]string{"run", "modules", "cycles", "outcome", "steps done (the stress script's count)"}, rows), nil
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/wirespeed/wirespeed/experiments"
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
 	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
 	"github.com/wirespeed/wirespeed/internal/bench"
 )
@@ -122,7 +123,7 @@ func threadedTable(dir string) (string, error) {
 		return fmt.Sprintf("%s (of %d)", r2.F(r2.Median(xs), 3), len(xs))
 	}
 	rows = append(rows, []string{"median", "", "", "", med(softTP), med(softCPU), med(thrTP), med(thrCPU)})
-	return r2.Table([]string{"rep", "stock: Mbit/s / busy % per Mbit/s / GRO segs per skb", "ours softirq: same",
+	return mdtab.Table([]string{"rep", "stock: Mbit/s / busy % per Mbit/s / GRO segs per skb", "ours softirq: same",
 		"ours threaded: same", "throughput softirq/stock", "busy per Mbit/s softirq/stock",
 		"throughput threaded/softirq", "busy per Mbit/s threaded/softirq"}, rows), nil
 }

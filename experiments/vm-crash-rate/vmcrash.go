@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
 	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
@@ -180,7 +181,7 @@ func rateTable(bs []boot) string {
 		rows = append(rows, []string{c, a, strconv.Itoa(n), strconv.Itoa(ok), fmt.Sprintf("%d (%d)", crash, int3),
 			strconv.Itoa(other), rate(crash, n)})
 	}
-	return r2.Table([]string{"config", "accel", "boots", "ok", "crashes (`Oops: int3`)", "other failures", "crash rate (95% CI)"}, rows)
+	return mdtab.Table([]string{"config", "accel", "boots", "ok", "crashes (`Oops: int3`)", "other failures", "crash rate (95% CI)"}, rows)
 }
 
 var (
@@ -268,7 +269,7 @@ func toggleTable(d string) (string, error) {
 			rows = append(rows, []string{run.label, accelOf(bs, c), strconv.Itoa(n), cr, rate(len(at), n), done})
 		}
 	}
-	return r2.Table([]string{"run", "config", "boots", "crashed (`Oops: int3`)", "boot crash rate (95% CI)", "turns done without a crash (boots that finished, turns/s)"}, rows), nil
+	return mdtab.Table([]string{"run", "config", "boots", "crashed (`Oops: int3`)", "boot crash rate (95% CI)", "turns done without a crash (boots that finished, turns/s)"}, rows), nil
 }
 
 func costTable(bs []boot) (string, error) {
@@ -330,7 +331,7 @@ func costTable(bs []boot) (string, error) {
 				r2.F(m1/m0, 2), pr})
 		}
 	}
-	return r2.Table([]string{"scenario", "direction", a0 + " median Mbit/s (n)", a1 + " median Mbit/s (n)",
+	return mdtab.Table([]string{"scenario", "direction", a0 + " median Mbit/s (n)", a1 + " median Mbit/s (n)",
 		a1 + "/" + a0 + ", medians", "per-pair ratios, median (range)"}, rows), nil
 }
 

@@ -211,7 +211,7 @@ func HeadlineOf(a *Result, av string, b *Result, bv string, paired bool) Headlin
 		}
 	}
 	h.N = min(len(la), len(lb))
-	var w stats.WelchResult
+	var w stats.TTest
 	var err error
 	if paired {
 		w, err = stats.PairedT(la, lb)

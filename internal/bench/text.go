@@ -233,17 +233,17 @@ func LabString(v Variant) string {
 
 // Delta compares one metric between two sets of runs.
 type Delta struct {
-	Metric  string             `json:"metric"`
-	A       stats.Summary      `json:"a"`
-	B       stats.Summary      `json:"b"`
-	DiffPct float64            `json:"diff_pct"` // (B-A)/A in percent
-	Welch   *stats.WelchResult `json:"welch,omitempty"`
+	Metric  string        `json:"metric"`
+	A       stats.Summary `json:"a"`
+	B       stats.Summary `json:"b"`
+	DiffPct float64       `json:"diff_pct"` // (B-A)/A in percent
+	Welch   *stats.TTest  `json:"welch,omitempty"`
 	// Paired is the paired t-test over repetitions, for two variants of one
 	// interleaved run (rep i of A next to rep i of B); it decides then.
-	Paired      *stats.WelchResult `json:"paired,omitempty"`
-	Significant bool               `json:"significant"` // p < Alpha
-	Better      string             `json:"better"`      // "a", "b" or "" (not significant)
-	Note        string             `json:"note,omitempty"`
+	Paired      *stats.TTest `json:"paired,omitempty"`
+	Significant bool         `json:"significant"` // p < Alpha
+	Better      string       `json:"better"`      // "a", "b" or "" (not significant)
+	Note        string       `json:"note,omitempty"`
 }
 
 // Alpha is the significance level of compare.

@@ -18,14 +18,17 @@ import (
 // Both are sampled, 10% of every second by default (--observe-sample):
 // even light mode cost 7% of throughput at 10 Gbit/s on two CPUs
 // continuously, nearly all of it paid per event while attached.
-func init() {
-	newBenchObserver = func(mode string, sample float64, programs string) (bench.Observer, error) {
-		if err := observe.CheckSample(sample, 0); err != nil {
-			return nil, fmt.Errorf("--observe-sample: %w", err)
-		}
-		if err := observe.ParsePrograms(programs); err != nil {
-			return nil, fmt.Errorf("--observe-programs: %w", err)
-		}
-		return observe.BenchObserver{Light: mode == "light", Sample: sample, Programs: programs}, nil
+//
+// benchObserver gives the observer started for every bench run in a mode
+// ("light", "full") sampling a share of the time (observe.Options.Sample),
+// whose JSON is stored under "observe" in that run's result; an error says
+// why the sampling share or the programs cannot be used.
+func benchObserver(mode string, sample float64, programs string) (bench.Observer, error) {
+	if err := observe.CheckSample(sample, 0); err != nil {
+		return nil, fmt.Errorf("--observe-sample: %w", err)
 	}
+	if err := observe.CheckProgramsFlag(programs); err != nil {
+		return nil, fmt.Errorf("--observe-programs: %w", err)
+	}
+	return observe.BenchObserver{Light: mode == "light", Sample: sample, Programs: programs}, nil
 }

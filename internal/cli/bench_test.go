@@ -55,13 +55,13 @@ func TestBenchRejectsBadInput(t *testing.T) {
 
 func TestParseRateAndTOS(t *testing.T) {
 	for in, want := range map[string]float64{"100M": 100, "2.5G": 2500, "500k": 0.5, "100Mbit": 100, "1e9": 1000, "10mbps": 10} {
-		got, err := benchParseRate(in)
+		got, err := parseRate(in)
 		if err != nil || got != want {
 			t.Errorf("rate %q = %g %v, want %g", in, got, err, want)
 		}
 	}
 	for in, want := range map[string]int{"ef": 184, "EF": 184, "0xb8": 184, "cs1": 32, "af41": 136, "0": 0, "16": 16} {
-		got, err := benchParseTOS(in)
+		got, err := parseTOS(in)
 		if err != nil || got != want {
 			t.Errorf("tos %q = %d %v, want %d", in, got, err, want)
 		}

@@ -7,6 +7,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +30,14 @@ var Version = "dev"
 type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
+}
+
+// writeJSON prints v on env.Stdout as indented JSON: every command's
+// --json output (watch's, one line an interval, excepted).
+func writeJSON(env Env, v any) error {
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // Command is one sub-command of wirespeed.

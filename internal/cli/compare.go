@@ -132,7 +132,7 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	if *asJSON {
-		if err := benchWriteJSON(env, out); err != nil {
+		if err := writeJSON(env, out); err != nil {
 			return err
 		}
 		return noVerdict

@@ -8,6 +8,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/shellquote"
 )
 
 const completionName = "__completion"
@@ -49,10 +51,7 @@ func completionWords(flags []flagDoc) (all, value []string) {
 
 // shellWord quotes a word list for a single-quoted bash string; flag and
 // command names never hold a quote, but say so rather than break.
-func shellWord(ws []string) string {
-	s := strings.Join(ws, " ")
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+func shellWord(ws []string) string { return shellquote.Quote(strings.Join(ws, " ")) }
 
 func takesIfaces(text string) bool {
 	for _, l := range strings.Split(text, "\n") {

@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -134,9 +133,7 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := writeJSON(env, rep); err != nil {
 			return err
 		}
 	} else if err := doctor.WriteText(env.Stdout, rep); err != nil {

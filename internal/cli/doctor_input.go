@@ -43,7 +43,7 @@ func loadSnapshot(ctx context.Context, file string, ifaces []string) (*inspect.S
 	if err != nil {
 		return nil, err
 	}
-	snap.Source = inspect.Source{Kind: "snapshot", File: file, Root: a.Euid == 0,
+	snap.Source = inspect.Source{Kind: "snapshot", File: file, AsRoot: a.Euid == 0,
 		Captured: sf.Meta.Created.UTC().Format(time.RFC3339)}
 	return snap, nil
 }

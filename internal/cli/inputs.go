@@ -48,14 +48,3 @@ func sameFile(a, b string) bool {
 	bb, _ := filepath.Abs(b)
 	return aa == bb
 }
-
-// shellQuote returns s as one shell word: as it is when it holds only
-// characters no shell treats specially, else in single quotes.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:,=+@%", r))
-	}) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}

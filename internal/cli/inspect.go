@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -87,7 +86,7 @@ func runInspect(ctx context.Context, env Env, args []string) error {
 		return unknownIface(err)
 	}
 	if snapFile != nil {
-		snap.Source = inspect.Source{Kind: "snapshot", File: *from, Root: opts.Answers.Euid == 0,
+		snap.Source = inspect.Source{Kind: "snapshot", File: *from, AsRoot: opts.Answers.Euid == 0,
 			Captured: snapFile.Meta.Created.UTC().Format(time.RFC3339)}
 	}
 	if rec != nil {
@@ -96,9 +95,7 @@ func runInspect(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(snap)
+		return writeJSON(env, snap)
 	}
 	if err := inspect.WriteText(env.Stdout, snap); err != nil {
 		return err

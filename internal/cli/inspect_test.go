@@ -200,7 +200,7 @@ func TestInspectNotRoot(t *testing.T) {
 	if err := json.Unmarshal(out, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Source.Root || len(s.Devices) == 0 {
+	if s.Source.AsRoot || len(s.Devices) == 0 {
 		t.Errorf("source %+v, %d devices", s.Source, len(s.Devices))
 	}
 	var note bool

@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -65,7 +64,8 @@ func addLabFlagsFrom(fs *flag.FlagSet, def labFlags) *labFlags {
 	return f
 }
 
-func benchOnOff(name, v string) (bool, error) {
+// parseOnOff reads an on/off knob (on, off, 1, 0, true, false, yes, no).
+func parseOnOff(name, v string) (bool, error) {
 	switch strings.ToLower(v) {
 	case "on", "1", "true", "yes":
 		return true, nil
@@ -78,10 +78,10 @@ func benchOnOff(name, v string) (bool, error) {
 func (f *labFlags) config() (lab.Config, error) {
 	var c lab.Config
 	var err error
-	if c.GRO, err = benchOnOff("gro", f.gro); err != nil {
+	if c.GRO, err = parseOnOff("gro", f.gro); err != nil {
 		return c, err
 	}
-	on, err := benchOnOff("sender-offloads", f.senderOffloads)
+	on, err := parseOnOff("sender-offloads", f.senderOffloads)
 	if err != nil {
 		return c, err
 	}
@@ -90,7 +90,7 @@ func (f *labFlags) config() (lab.Config, error) {
 	c.RPSMask = f.rps
 	c.SenderQdisc = f.qdisc
 	if f.rate != "" {
-		if c.RateMbit, err = benchParseRate(f.rate); err != nil {
+		if c.RateMbit, err = parseRate(f.rate); err != nil {
 			return c, fmt.Errorf("--rate: %w", err)
 		}
 		if c.RateMbit == 0 {
@@ -112,8 +112,8 @@ func (f *labFlags) config() (lab.Config, error) {
 	return c, c.Validate()
 }
 
-// benchParseRate parses "100M", "2.5G", "500k", "100Mbit", "1e9" (bits/s) into Mbit/s.
-func benchParseRate(s string) (float64, error) {
+// parseRate parses "100M", "2.5G", "500k", "100Mbit", "1e9" (bits/s) into Mbit/s.
+func parseRate(s string) (float64, error) {
 	t := strings.TrimSpace(strings.ToLower(s))
 	t = strings.TrimSuffix(strings.TrimSuffix(t, "/s"), "bit")
 	t = strings.TrimSuffix(t, "bps")
@@ -184,7 +184,7 @@ func runLab(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 		if *asJSON {
-			return benchWriteJSON(env, l)
+			return writeJSON(env, l)
 		}
 		fmt.Fprintf(env.Stdout, "lab %s up: %s (%s %s) <-> %s (%s %s), iperf3 server on %s:%d\n",
 			*name, l.SenderNS, l.SenderIf, l.SenderAddr, l.ReceiverNS, l.ReceiverIf, l.ReceiverAddr, l.ReceiverAddr, l.ServerPorts[0])
@@ -243,7 +243,7 @@ func runLab(ctx context.Context, env Env, args []string) error {
 			if labs == nil {
 				labs = []lab.Info{}
 			}
-			return benchWriteJSON(env, labs)
+			return writeJSON(env, labs)
 		}
 		if len(labs) == 0 {
 			fmt.Fprintln(env.Stdout, "no wirespeed lab namespaces")
@@ -287,10 +287,4 @@ func runLab(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	return usageErrorf("lab %q: want up, down, status, reap or vm", sub)
-}
-
-func benchWriteJSON(env Env, v any) error {
-	enc := json.NewEncoder(env.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -142,11 +142,11 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 			return usageErrorf("lab vm: %s %d: want %d-%d %s", dashed(n.flag), n.v, n.lo, n.hi, n.what)
 		}
 	}
-	d, err := benchDuration("t", *dur)
+	d, err := parseDurationFlag("t", *dur)
 	if err != nil {
 		return err
 	}
-	to, err := benchDuration("timeout", *timeout)
+	to, err := parseDurationFlag("timeout", *timeout)
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 		return runErr
 	}
 	if *asJSON {
-		if err := benchWriteJSON(env, res); err != nil {
+		if err := writeJSON(env, res); err != nil {
 			return err
 		}
 	} else {
@@ -230,7 +230,7 @@ func runLabVMAB(ctx context.Context, env Env, cfg vm.Config, asJSON bool) error 
 		}
 	}
 	if asJSON {
-		if err := benchWriteJSON(env, outs); err != nil {
+		if err := writeJSON(env, outs); err != nil {
 			return err
 		}
 	} else if len(outs) == 2 {

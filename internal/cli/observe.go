@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -91,7 +90,7 @@ func runObserve(ctx context.Context, env Env, args []string) error {
 	if err := observe.CheckSample(float64(sample), 0); err != nil {
 		return usageErrorf("--sample: %v", err)
 	}
-	if err := observe.ParsePrograms(*progs); err != nil {
+	if err := observe.CheckProgramsFlag(*progs); err != nil {
 		return usageErrorf("--programs: %v", err)
 	}
 	o, err := observe.Run(ctx, observe.Options{Ifaces: ifaces, Light: *light, Sample: float64(sample), Programs: *progs,
@@ -100,9 +99,7 @@ func runObserve(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(o)
+		return writeJSON(env, o)
 	}
 	observe.WriteText(env.Stdout, o)
 	return nil

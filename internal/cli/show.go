@@ -44,7 +44,7 @@ func runShow(ctx context.Context, env Env, args []string) error {
 		r.Summarize()
 	}
 	if *asJSON {
-		return benchWriteJSON(env, map[string]any{
+		return writeJSON(env, map[string]any{
 			"file": pos[0], "schema": r.Schema, "complete": r.Complete, "incomplete": r.Incomplete,
 			"settings": r.Settings, "iperf3": r.Iperf3, "variants": r.Variants, "summary": r.Summary,
 			"headlines": bench.Headlines(r),

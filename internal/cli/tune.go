@@ -16,6 +16,7 @@ import (
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/doctor"
 	"github.com/wirespeed/wirespeed/internal/inspect"
+	"github.com/wirespeed/wirespeed/internal/shellquote"
 	"github.com/wirespeed/wirespeed/internal/tune"
 )
 
@@ -129,7 +130,7 @@ func runTunePlan(ctx context.Context, env Env, args []string) error {
 	}
 	rows := tune.Preview(ctx, tune.Live(), acts)
 	if *c.asJSON {
-		return benchWriteJSON(env, map[string]any{"actions": rows})
+		return writeJSON(env, map[string]any{"actions": rows})
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(env.Stdout, "Nothing to tune: doctor proposes no action for this host.")
@@ -147,10 +148,10 @@ func runTunePlan(ctx context.Context, env Env, args []string) error {
 	tw.Flush()
 	next := "sudo wirespeed tune apply"
 	if *c.actions != "" {
-		next += " --actions " + shellQuote(*c.actions)
+		next += " --actions " + shellquote.QuoteIfNeeded(*c.actions)
 	}
 	for _, p := range pos {
-		next += " " + shellQuote(p)
+		next += " " + shellquote.QuoteIfNeeded(p)
 	}
 	fmt.Fprintf(env.Stdout, "\nNothing was changed. '%s' tries these in this order.\n", next)
 	return nil
@@ -289,7 +290,7 @@ func runTuneApply(ctx context.Context, env Env, args []string) error {
 	}
 	trials, lerr := t.Loop(ctx, acts, tune.LoopConfig{Goal: *goal, Pairs: *pairs, Guards: guards, Measure: measure, Progress: progress})
 	if *c.asJSON {
-		if err := benchWriteJSON(env, map[string]any{"goal": *goal, "metric": metric, "pairs": *pairs, "trials": trials}); err != nil {
+		if err := writeJSON(env, map[string]any{"goal": *goal, "metric": metric, "pairs": *pairs, "trials": trials}); err != nil {
 			return err
 		}
 	} else {

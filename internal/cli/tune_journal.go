@@ -39,7 +39,7 @@ func runTuneStatus(ctx context.Context, env Env, args []string) error {
 		st = []tune.Status{}
 	}
 	if *c.asJSON {
-		return benchWriteJSON(env, map[string]any{"journal_version": j.Version, "changes": st})
+		return writeJSON(env, map[string]any{"journal_version": j.Version, "changes": st})
 	}
 	if len(st) == 0 {
 		fmt.Fprintln(env.Stdout, "wirespeed has no change in force (journal: "+tune.StateDir(*c.stateDir)+").")
@@ -91,7 +91,7 @@ func runTuneRevert(ctx context.Context, env Env, args []string) error {
 		outs = []tune.Outcome{}
 	}
 	if *c.asJSON {
-		if jerr := benchWriteJSON(env, map[string]any{"outcomes": outs}); jerr != nil {
+		if jerr := writeJSON(env, map[string]any{"outcomes": outs}); jerr != nil {
 			return jerr
 		}
 	} else if len(outs) == 0 && err == nil {
@@ -106,7 +106,7 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(commands["tune"], env)
 	c := addTuneCommon(fs)
 	remove := fs.Bool("remove", false, "remove every file an earlier persist wrote")
-	root := fs.String("root", "/", "write the files below this directory instead of / (for a test or an image)")
+	rootDir := fs.String("root", "/", "write the files below this directory instead of / (for a test or an image)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -117,22 +117,22 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 	if len(pos) > 0 {
 		return usageErrorf("tune persist takes no arguments (got %q): it makes every kept change permanent", pos[0])
 	}
-	if fi, err := os.Stat(*root); err != nil || !fi.IsDir() {
-		return usageErrorf("tune persist: --root %q is not an existing directory: create it first (persist writes below it, never creates it)", *root)
+	if fi, err := os.Stat(*rootDir); err != nil || !fi.IsDir() {
+		return usageErrorf("tune persist: --root %q is not an existing directory: create it first (persist writes below it, never creates it)", *rootDir)
 	}
-	if *root == "/" {
+	if *rootDir == "/" {
 		if err := tuneNeedRoot("persist"); err != nil {
 			return err
 		}
 	}
 	dir := tune.StateDir(*c.stateDir)
 	if *remove {
-		removed, err := tune.RemovePersist(*root, dir)
+		removed, err := tune.RemovePersist(*rootDir, dir)
 		if removed == nil {
 			removed = []string{}
 		}
 		if *c.asJSON {
-			if jerr := benchWriteJSON(env, map[string]any{"removed": removed}); jerr != nil {
+			if jerr := writeJSON(env, map[string]any{"removed": removed}); jerr != nil {
 				return jerr
 			}
 		} else {
@@ -158,16 +158,16 @@ func runTunePersist(ctx context.Context, env Env, args []string) error {
 		}
 		return fmt.Errorf("no applied change in the journal to make permanent ('wirespeed tune status')")
 	}
-	files, err := tune.WritePersist(*root, dir, plan)
+	files, err := tune.WritePersist(*rootDir, dir, plan)
 	if err != nil {
 		return err
 	}
 	if *c.asJSON {
-		return benchWriteJSON(env, map[string]any{"root": *root, "files": files, "skipped": plan.Skipped})
+		return writeJSON(env, map[string]any{"root": *rootDir, "files": files, "skipped": plan.Skipped})
 	}
 	for _, f := range files {
 		// Name the file where it is: --root may have sent it elsewhere.
-		fmt.Fprintln(env.Stdout, "wrote "+filepath.Join(*root, f))
+		fmt.Fprintln(env.Stdout, "wrote "+filepath.Join(*rootDir, f))
 	}
 	for _, s := range plan.Skipped {
 		fmt.Fprintln(env.Stdout, "skipped "+s)

@@ -38,7 +38,7 @@ func hideFlags(fs *flag.FlagSet, env Env, names ...string) {
 func tuneStatic(ctx context.Context, env Env, t *tune.Tuner, acts []doctor.Action, asJSON bool, progress func(string)) error {
 	outs, err := t.ApplyStatic(ctx, acts, progress)
 	if asJSON {
-		if jerr := benchWriteJSON(env, map[string]any{"outcomes": outs}); jerr != nil {
+		if jerr := writeJSON(env, map[string]any{"outcomes": outs}); jerr != nil {
 			return jerr
 		}
 	} else {

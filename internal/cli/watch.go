@@ -57,7 +57,7 @@ func runWatch(ctx context.Context, env Env, args []string) error {
 	if err := observe.CheckSample(float64(sample), time.Duration(every)); err != nil {
 		return usageErrorf("--sample: %v", err)
 	}
-	if err := observe.ParsePrograms(*progs); err != nil {
+	if err := observe.CheckProgramsFlag(*progs); err != nil {
 		return usageErrorf("--programs: %v", err)
 	}
 	s, err := observe.Start(ctx, observe.Options{Ifaces: ifaces, Light: *light, Sample: float64(sample), Programs: *progs,
@@ -68,7 +68,7 @@ func runWatch(ctx context.Context, env Env, args []string) error {
 	defer s.Close()
 	tick := time.NewTicker(time.Duration(every))
 	defer tick.Stop()
-	enc := json.NewEncoder(env.Stdout)
+	enc := json.NewEncoder(env.Stdout) // one line an interval, unlike writeJSON
 	for n := 0; *count == 0 || n < *count; n++ {
 		select {
 		case <-ctx.Done():

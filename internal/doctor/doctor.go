@@ -68,7 +68,7 @@ func Diagnose(in *Input) (*Report, error) {
 		Schema: SchemaVersion,
 		Host:   in.Snap.Host.Hostname,
 		Kernel: in.Snap.Host.Kernel,
-		Source: Source{Snapshot: "live", Root: in.Snap.Source.Root, Before: in.Before != nil},
+		Source: Source{Snapshot: "live", AsRoot: in.Snap.Source.AsRoot, Before: in.Before != nil},
 		Rules:  Rules(),
 	}
 	if in.Snap.Source.Kind == inspect.SourceSnapshot {

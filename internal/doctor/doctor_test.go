@@ -50,7 +50,7 @@ func readFixture(t *testing.T, name string) *inspect.Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap.Source = inspect.Source{Kind: "snapshot", File: name, Root: a.Euid == 0}
+	snap.Source = inspect.Source{Kind: "snapshot", File: name, AsRoot: a.Euid == 0}
 	return snap
 }
 

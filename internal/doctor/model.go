@@ -163,7 +163,7 @@ type Source struct {
 	// NetRXShare is the observed NET_RX softirq time share per CPU.
 	NetRXShare []float64 `json:"net_rx_share,omitempty"`
 	Before     bool      `json:"before"` // a second reading gave counter deltas
-	Root       bool      `json:"root"`
+	AsRoot     bool      `json:"root"`   // the snapshot was taken as root (not a directory)
 }
 
 // RuleInfo names a rule and what it looks for.

@@ -74,7 +74,7 @@ func Collect(ctx context.Context, opts Options) (*Snapshot, error) {
 	}
 	c := &collector{fs: f, a: a}
 	c.interrupts = c.readInterrupts()
-	snap := &Snapshot{Schema: SchemaVersion, Source: Source{Kind: SourceLive, Root: a.Euid == 0}}
+	snap := &Snapshot{Schema: SchemaVersion, Source: Source{Kind: SourceLive, AsRoot: a.Euid == 0}}
 	snap.Host = c.host(names)
 	c.kernel = snap.Host.Kernel
 	for _, n := range want {

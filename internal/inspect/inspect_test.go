@@ -47,7 +47,7 @@ func fromFixture(t *testing.T, name string, ifaces ...string) *Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap.Source = Source{Kind: "snapshot", File: name + ".tar.gz", Root: a.Euid == 0,
+	snap.Source = Source{Kind: "snapshot", File: name + ".tar.gz", AsRoot: a.Euid == 0,
 		Captured: s.Meta.Created.UTC().Format(time.RFC3339)}
 	return snap
 }

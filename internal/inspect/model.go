@@ -30,7 +30,7 @@ type Source struct {
 	Kind     SourceKind `json:"kind"`
 	File     string     `json:"file,omitempty"`
 	Captured string     `json:"captured,omitempty"` // RFC 3339, for snapshots
-	Root     bool       `json:"root"`               // inspect ran with root privileges
+	AsRoot   bool       `json:"root"`               // inspect ran with root privileges (not a directory)
 }
 
 // SourceKind says whether a Snapshot was read from the running system.

@@ -88,17 +88,18 @@ const (
 	ProgramsClassic = "classic"
 )
 
-// CheckPrograms validates Options.Programs ("" is auto); ParsePrograms
-// validates a flag's value, where it is not.
+// CheckPrograms validates Options.Programs ("" is auto); CheckProgramsFlag
+// validates a --programs flag's value, where "" is not allowed.
 func CheckPrograms(p string) error {
 	if p == "" {
 		return nil
 	}
-	return ParsePrograms(p)
+	return CheckProgramsFlag(p)
 }
 
-// ParsePrograms validates a --programs flag: auto, btf or classic.
-func ParsePrograms(p string) error {
+// CheckProgramsFlag validates a --programs flag: auto, btf or classic. It
+// only checks; the value is used as it is.
+func CheckProgramsFlag(p string) error {
 	switch p {
 	case ProgramsAuto, ProgramsBTF, ProgramsClassic:
 		return nil

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package stats holds the statistics wirespeed reports: summaries with a
-// Student-t confidence interval, percentiles, and Welch's unequal-variance
-// t-test. The t distribution is computed here from the regularized
-// incomplete beta function (no external math library).
+// Student-t confidence interval, percentiles, Welch's unequal-variance and
+// the paired t-test, and paired ratios summarized on the log scale. The t
+// distribution is computed here from the regularized incomplete beta
+// function (no external math library).
 package stats
 
 import (
@@ -204,9 +205,10 @@ func TQuantile(p, df float64) float64 {
 	return (lo + hi) / 2
 }
 
-// WelchResult is the outcome of Welch's t-test of mean(b) - mean(a).
-type WelchResult struct {
-	Diff float64 `json:"diff"` // mean(b) - mean(a)
+// TTest is the outcome of a t-test of a mean difference: Welch's
+// (two independent samples) or the paired one.
+type TTest struct {
+	Diff float64 `json:"diff"` // mean(b) - mean(a), or mean(b[i] - a[i])
 	T    float64 `json:"t"`
 	DF   float64 `json:"df"`
 	P    float64 `json:"p"` // two-sided
@@ -218,63 +220,55 @@ type WelchResult struct {
 // ErrTooFew is returned when a sample has fewer than two values.
 var ErrTooFew = errors.New("need at least two values on each side for a t-test (use --repeat 2 or more)")
 
-// Welch runs Welch's unequal-variance t-test.
-func Welch(a, b []float64) (WelchResult, error) {
+// Welch runs Welch's unequal-variance t-test of mean(b) - mean(a).
+func Welch(a, b []float64) (TTest, error) {
 	if len(a) < 2 || len(b) < 2 {
-		return WelchResult{}, ErrTooFew
+		return TTest{}, ErrTooFew
 	}
 	na, nb := float64(len(a)), float64(len(b))
 	va, vb := Variance(a)/na, Variance(b)/nb
-	r := WelchResult{Diff: Mean(b) - Mean(a)}
-	se := math.Sqrt(va + vb)
-	if se == 0 {
-		// No spread at all: any difference is certain, none is nothing.
-		r.DF = na + nb - 2
-		r.CILow, r.CIHigh = r.Diff, r.Diff
-		if r.Diff == 0 {
-			r.P = 1
-		} else {
-			r.T = math.Copysign(math.MaxFloat64, r.Diff) // "infinite", but JSON-safe
-		}
-		return r, nil
+	r := TTest{Diff: Mean(b) - Mean(a), DF: na + nb - 2}
+	if va+vb > 0 {
+		r.DF = (va + vb) * (va + vb) / (va*va/(na-1) + vb*vb/(nb-1))
 	}
-	r.T = r.Diff / se
-	r.DF = (va + vb) * (va + vb) / (va*va/(na-1) + vb*vb/(nb-1))
-	r.P = RegIncBeta(r.DF/(r.DF+r.T*r.T), r.DF/2, 0.5)
-	half := TQuantile(0.975, r.DF) * se
-	r.CILow, r.CIHigh = r.Diff-half, r.Diff+half
-	return r, nil
+	return r.finish(math.Sqrt(va + vb)), nil
 }
 
 // PairedT is the paired t-test of b[i] - a[i] (two-sided), for designs that
 // measure A and B next to each other (interleaved repetitions): the noise
 // both share cancels. DF is n-1; CI bounds the mean difference.
-func PairedT(a, b []float64) (WelchResult, error) {
+func PairedT(a, b []float64) (TTest, error) {
 	if len(a) != len(b) {
-		return WelchResult{}, errors.New("paired t-test: samples of different length")
+		return TTest{}, errors.New("paired t-test: samples of different length")
 	}
 	if len(a) < 2 {
-		return WelchResult{}, ErrTooFew
+		return TTest{}, ErrTooFew
 	}
 	d := make([]float64, len(a))
 	for i := range a {
 		d[i] = b[i] - a[i]
 	}
 	n := float64(len(d))
-	r := WelchResult{Diff: Mean(d), DF: n - 1}
-	se := Stdev(d) / math.Sqrt(n)
+	r := TTest{Diff: Mean(d), DF: n - 1}
+	return r.finish(Stdev(d) / math.Sqrt(n)), nil
+}
+
+// finish computes T, P and the interval from Diff, DF and the standard
+// error se.
+func (r TTest) finish(se float64) TTest {
 	if se == 0 {
+		// No spread at all: any difference is certain, none is nothing.
 		r.CILow, r.CIHigh = r.Diff, r.Diff
 		if r.Diff == 0 {
 			r.P = 1
 		} else {
 			r.T = math.Copysign(math.MaxFloat64, r.Diff) // "infinite", but JSON-safe
 		}
-		return r, nil
+		return r
 	}
 	r.T = r.Diff / se
 	r.P = RegIncBeta(r.DF/(r.DF+r.T*r.T), r.DF/2, 0.5)
 	half := TQuantile(0.975, r.DF) * se
 	r.CILow, r.CIHigh = r.Diff-half, r.Diff+half
-	return r, nil
+	return r
 }

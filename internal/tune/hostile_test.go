@@ -385,7 +385,7 @@ func TestPersistWritesOnlyItsFiles(t *testing.T) {
 	for _, name := range []string{outside, "../../../../../../../../" + outside, "/etc/passwd", PersistUdev + "/../../../../" + outside} {
 		reset()
 		tu, root := persistTuner(t)
-		m, _ := json.Marshal(Manifest{Version: manifestFormat, Root: root, Files: []string{name}})
+		m, _ := json.Marshal(Manifest{Version: manifestFormat, RootDir: root, Files: []string{name}})
 		os.WriteFile(filepath.Join(tu.Store.Dir, manifestName), m, 0o644)
 		if _, err := RemovePersist(root, tu.Store.Dir); err == nil || !strings.Contains(err.Error(), "not a file persist writes") {
 			t.Errorf("--remove with a manifest naming %s: %v", name, err)

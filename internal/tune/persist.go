@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
 	"github.com/wirespeed/wirespeed/internal/doctor"
+	"github.com/wirespeed/wirespeed/internal/shellquote"
 )
 
 // Persist files, relative to the root they are written under.
@@ -32,7 +33,7 @@ const (
 // Manifest is the list of files persist wrote, kept in the state directory.
 type Manifest struct {
 	Version int      `json:"version"`
-	Root    string   `json:"root"`
+	RootDir string   `json:"root"` // the directory the files were written below (persist --root)
 	Files   []string `json:"files"`
 }
 
@@ -53,8 +54,6 @@ func udevMatch(e Entry) string {
 	}
 	return fmt.Sprintf(`ACTION=="add", SUBSYSTEM=="net", KERNEL=="%s"`, udevQuote(e.Action.Device))
 }
-
-func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // PlanPersist turns the applied entries of j into files: sysfs knobs of a
 // device as udev ATTR assignments matched on its MAC, ethtool features and
@@ -153,7 +152,7 @@ func (l *persistLines) add(e Entry) string {
 		if a.Device != "" && strings.HasPrefix(a.Target, prefix) {
 			l.udev = append(l.udev, fmt.Sprintf(`%s, ATTR{%s}="%s"`, udevMatch(e), strings.TrimPrefix(a.Target, prefix), udevQuote(a.Value)))
 		} else {
-			l.boot = append(l.boot, fmt.Sprintf("echo %s > %s", shQuote(a.Value), shQuote(a.Target)))
+			l.boot = append(l.boot, fmt.Sprintf("echo %s > %s", shellquote.Quote(a.Value), shellquote.Quote(a.Target)))
 		}
 	case doctor.KindEthtool:
 		l.udev = append(l.udev, fmt.Sprintf(`%s, RUN+="/usr/sbin/ethtool -K $name %s %s"`, udevMatch(e), a.Target, a.Value))
@@ -162,11 +161,11 @@ func (l *persistLines) add(e Entry) string {
 	case doctor.KindSysctl:
 		l.sysctl = append(l.sysctl, fmt.Sprintf("%s = %s", a.Target, a.Value))
 	case doctor.KindIRQAffinity:
-		l.boot = append(l.boot, fmt.Sprintf("echo %s > /proc/irq/%s/smp_affinity_list", shQuote(a.Value), a.Target))
+		l.boot = append(l.boot, fmt.Sprintf("echo %s > /proc/irq/%s/smp_affinity_list", shellquote.Quote(a.Value), a.Target))
 	case doctor.KindGovernor:
 		cpus, _ := cpumask.ParseList(a.Target)
 		for _, c := range cpus {
-			l.boot = append(l.boot, fmt.Sprintf("echo %s > %s", shQuote(a.Value), govPath(c)))
+			l.boot = append(l.boot, fmt.Sprintf("echo %s > %s", shellquote.Quote(a.Value), govPath(c)))
 		}
 	case doctor.KindNAPI:
 		return a.ID + ": NAPI ids change with every boot and re-plug; not made permanent"
@@ -283,7 +282,7 @@ func WritePersist(root, stateDir string, p PersistPlan) ([]string, error) {
 			os.Remove(filepath.Join(root, f))
 		}
 	}
-	m.Root, m.Files = root, names
+	m.RootDir, m.Files = root, names
 	b, _ := json.MarshalIndent(m, "", " ")
 	if err := writeDurable(filepath.Join(stateDir, manifestName), append(b, '\n'), 0o644); err != nil {
 		return nil, err

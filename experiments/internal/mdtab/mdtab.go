@@ -15,11 +15,20 @@ import (
 )
 
 // Table renders a header and rows as a markdown table: one line per row,
-// cells separated by " | ", a "---" rule under the header.
+// cells separated by " | " (an empty cell as "| |"), a "---" rule under
+// the header.
 func Table(header []string, rows [][]string) string {
 	var b strings.Builder
 	line := func(cells []string) {
-		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		b.WriteString("|")
+		for _, c := range cells {
+			if c == "" {
+				b.WriteString(" |")
+			} else {
+				b.WriteString(" " + c + " |")
+			}
+		}
+		b.WriteString("\n")
 	}
 	line(header)
 	rule := make([]string, len(header))

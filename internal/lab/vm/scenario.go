@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/shellquote"
 )
 
 // markerPrefix starts every line the guest's init prints for the host.
@@ -151,7 +153,7 @@ var scenarios = map[string]*Scenario{
 			if strings.TrimSpace(cmd) == "" {
 				cmd = "true"
 			}
-			return "ws stage exec\n/bin/sh -c " + shq(cmd) + " > /results/exec.txt 2>&1; echo \"exit=$?\" >> /results/exec.txt\n"
+			return "ws stage exec\n/bin/sh -c " + shellquote.Quote(cmd) + " > /results/exec.txt 2>&1; echo \"exit=$?\" >> /results/exec.txt\n"
 		},
 		MaxTime: func(o Options) time.Duration { return 30 * time.Second },
 	},

@@ -5,6 +5,8 @@ package vm
 import (
 	"fmt"
 	"strings"
+
+	"github.com/wirespeed/wirespeed/internal/shellquote"
 )
 
 // The guest's /init: the wrapper, the shell library every scenario uses, and
@@ -23,7 +25,7 @@ var initLib = guestScript("lib.sh", "@MARKER@", markerPrefix)
 // envScript is /ws/env.sh, what the guest's scripts need to know of the
 // board: the results channel's device and how to end the run.
 func envScript(m *Machine) string {
-	return fmt.Sprintf("WS_TTY=%s\nWS_POWEROFF=%s\n", m.ResultsTTY, shq(m.PowerOff))
+	return fmt.Sprintf("WS_TTY=%s\nWS_POWEROFF=%s\n", m.ResultsTTY, shellquote.Quote(m.PowerOff))
 }
 
 // initScript is the guest's main script: load modules, run the scenario,
@@ -32,8 +34,8 @@ func initScript(s *Scenario, o Options, loads []moduleLoad) string {
 	var b strings.Builder
 	b.WriteString(guestScript("main.sh", "@MACHINE@", machineOf(o).Name))
 	for _, l := range loads {
-		fmt.Fprintf(&b, "insmod /lib/modules/ws/%s.ko %s || fail %s\n", l.Name, l.Params, shq("insmod "+l.Name+" failed (see the console log)"))
-		fmt.Fprintf(&b, "echo %s >> /results/modules.txt\n", shq(l.Name+" "+l.Source))
+		fmt.Fprintf(&b, "insmod /lib/modules/ws/%s.ko %s || fail %s\n", l.Name, l.Params, shellquote.Quote("insmod "+l.Name+" failed (see the console log)"))
+		fmt.Fprintf(&b, "echo %s >> /results/modules.txt\n", shellquote.Quote(l.Name+" "+l.Source))
 	}
 	b.WriteString("grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs configfs /sys/kernel/config 2>/dev/null\n")
 	if !o.RawIperf3 && !o.NoPin && !s.NoBench {

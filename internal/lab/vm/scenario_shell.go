@@ -7,11 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/shellquote"
 )
 
 // The scenarios' guest shell: the bench calls, and each topology built over busybox.
-
-func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // benchCalls runs wirespeed bench (or plain iperf3) against peer for each
 // direction. iperf3 -s must already listen at peer.
@@ -33,7 +33,7 @@ func benchCalls(o Options, peer, prefix string, extra ...string) string {
 		args = append(args, o.BenchArgs...)
 		var q []string
 		for _, a := range args {
-			q = append(q, shq(a))
+			q = append(q, shellquote.Quote(a))
 		}
 		rev := ""
 		if d == "receive" {
@@ -89,7 +89,7 @@ func wireguardScript(o Options) string {
 	threaded := o.threadedValue()
 	o.Streams = n // one flow per tunnel: -P N spread over --procs N, one per port
 	o.BenchArgs = append([]string{"--procs", strconv.Itoa(n)}, o.BenchArgs...)
-	return guestScript("wireguard.sh", "@N@", strconv.Itoa(n), "@THREADED@", shq(threaded),
+	return guestScript("wireguard.sh", "@N@", strconv.Itoa(n), "@THREADED@", shellquote.Quote(threaded),
 		"@BENCH@", benchCalls(o, "198.19.0.2", "/sbin/ip netns exec wga "))
 }
 

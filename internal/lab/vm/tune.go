@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/shellquote"
 )
 
 // The usb-nic scenario's tune step (--tune ARGS): after its bench (the
@@ -64,7 +66,7 @@ func tuneScript(o Options) string {
 	args = append(args, tuneArgs(o)...)
 	var q []string
 	for _, a := range args {
-		q = append(q, shq(a))
+		q = append(q, shellquote.Quote(a))
 	}
 	return guestScript("tune.sh", "@TUNE_APPLY@", strings.Join(q, " "))
 }

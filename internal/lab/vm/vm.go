@@ -106,11 +106,6 @@ var (
 	ErrNoQEMU  = errors.New("QEMU is not installed")
 )
 
-// Check says whether this host can run the VM lab's x86 guests.
-func Check() error {
-	return machines["pc"].checkQEMU()
-}
-
 // CheckArch says whether this host can run guests of arch ("" is amd64).
 func CheckArch(arch string) error {
 	m, err := lookupMachine(arch, "")
