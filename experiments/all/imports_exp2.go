@@ -11,5 +11,6 @@ import (
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round3"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round4"
+	_ "github.com/wirespeed/wirespeed/experiments/usbnet-rxcost"
 	_ "github.com/wirespeed/wirespeed/experiments/vm-crash-rate"
 )
