@@ -128,8 +128,9 @@ for a in $archs; do
 		fi
 	fi
 	# The headers include their -common part and name their output
-	# directory by absolute /usr/src paths.
-	sed -i "s#^KBUILD_OUTPUT=/usr/src/#KBUILD_OUTPUT=$hdr/usr/src/#; s#^include /usr/src/#include $hdr/usr/src/#" "$k/Makefile"
+	# directory by absolute /usr/src paths: point them into $hdr, also
+	# when they were pointed into a cache that was copied to this one.
+	sed -i "s#^KBUILD_OUTPUT=.*/usr/src/#KBUILD_OUTPUT=$hdr/usr/src/#; s#^include .*/usr/src/#include $hdr/usr/src/#" "$k/Makefile"
 	kdirs+=("$a:$k")
 done
 [ ${#kdirs[@]} -gt 0 ] || die "no headers to build against"
