@@ -36,10 +36,6 @@ var longFuncAllowed = map[string]string{
 	"internal/cli/labvm.go runLabVM":     "internal/cli's own split (issue 32)",
 	"internal/cli/compare.go runCompare": "internal/cli's own split (issue 32)",
 	"internal/cli/doctor.go runDoctor":   "internal/cli's own split (issue 32)",
-	// internal/doctor: each rule reads as one check; split by doctor's helper.
-	"internal/doctor/irqs_piled.go checkIRQsPiled": "doctor's own split (issue 32)",
-	"internal/doctor/cpufreq.go checkCPUFreq":      "doctor's own split (issue 32)",
-	"internal/doctor/softnet.go checkSoftnet":      "doctor's own split (issue 32)",
 	// internal/lab/vm: its tests boot VMs (the lead runs them), and its
 	// guest scripts are moving out of Go strings; split once that lands.
 	"internal/lab/vm/vm.go Run":                "VM lab: split after the guest-script move, checked by the VM tests",
