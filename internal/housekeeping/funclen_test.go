@@ -42,9 +42,6 @@ var longFuncAllowed = map[string]string{
 	"internal/lab/vm/vm.go (*Config).Validate": "VM lab: split after the guest-script move, checked by the VM tests",
 	"internal/lab/vm/initramfs.go BaseImage":   "VM lab: split after the guest-script move, checked by the VM tests",
 	"internal/lab/vm/kernel.go FetchKernel":    "VM lab: split after the guest-script move, checked by the VM tests",
-	// experiments: being reworked by issue 32's experiments helper.
-	"experiments/selfbench/scrapeload/main.go measure": "experiments' own rework (issue 32)",
-	"experiments/selfbench/cpu.go cpuTable":            "experiments' own rework (issue 32)",
 }
 
 // longFunc is one function over the limit.
