@@ -172,6 +172,25 @@ func cpuTable(d string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	modes := rateModes(runs)
+	capText, rate := rateRule(modes, runs)
+	rows := [][]string{
+		{"valid (idle before the run)", "-", valid},
+		{"rate cap (`--bitrate`), Mbit/s", "-", strings.Join(capText, ", ")},
+		{fmt.Sprintf("every run at its cap (delivered within %.0f%%)", RateTolerance*100), "all", rate},
+	}
+	per := map[string]map[int]float64{}
+	for _, m := range modes {
+		var row []string
+		row, per[m] = modeRow(m, runs[m])
+		rows = append(rows, row)
+	}
+	rows = append(rows, pairedRows(modes, per)...)
+	return mdtab.Table([]string{"figure (fixed rate)", "goal", "now (" + env.Before.Commit + ")"}, rows), nil
+}
+
+// rateModes are the modes of runs: off first, then the others by name.
+func rateModes(runs map[string]map[int]rateRun) []string {
 	modes := []string{"off"}
 	for m := range runs {
 		if m != "off" {
@@ -179,8 +198,13 @@ func cpuTable(d string) (string, error) {
 		}
 	}
 	sort.Strings(modes[1:])
+	return modes
+}
 
-	// the rate rule: every run delivered its cap (within RateTolerance)
+// rateRule checks the rate rule: every run delivered its cap (within
+// RateTolerance), and all runs had the same cap. It returns the caps seen
+// and the verdict for the table.
+func rateRule(modes []string, runs map[string]map[int]rateRun) (capText []string, rate string) {
 	var caps []float64
 	var off []string
 	n := 0
@@ -201,53 +225,55 @@ func cpuTable(d string) (string, error) {
 			}
 		}
 	}
-	var capText []string
 	for _, c := range caps {
 		capText = append(capText, fmt.Sprintf("%.0f", c))
 	}
-	rate := fmt.Sprintf("yes: all %d runs within %.0f%% of the cap", n, RateTolerance*100)
+	rate = fmt.Sprintf("yes: all %d runs within %.0f%% of the cap", n, RateTolerance*100)
 	if len(caps) > 1 {
 		off = append(off, "caps differ between runs")
 	}
 	if len(off) > 0 {
 		rate = fmt.Sprintf("**no** (%d of %d runs): %s", len(off), n, strings.Join(off, "; "))
 	}
+	return capText, rate
+}
 
-	rows := [][]string{
-		{"valid (idle before the run)", "-", valid},
-		{"rate cap (`--bitrate`), Mbit/s", "-", strings.Join(capText, ", ")},
-		{fmt.Sprintf("every run at its cap (delivered within %.0f%%)", RateTolerance*100), "all", rate},
+// modeRow is mode m's table row - the median busy CPU per Gbit delivered
+// over its runs, with the means beside it - and its CPU per Gbit/s by
+// repetition, for the paired ratios.
+func modeRow(m string, runs map[int]rateRun) ([]string, map[int]float64) {
+	per := map[int]float64{}
+	var v, busy, tick, steal, mbit []float64
+	cpus := 0
+	for r, x := range runs {
+		per[r] = x.CPUPerGbitS
+		v = append(v, x.CPUPerGbitS)
+		busy = append(busy, x.BusyCPU)
+		tick = append(tick, x.TickBusyCPU)
+		steal = append(steal, x.StealCPU)
+		mbit = append(mbit, x.Mbit)
+		cpus = max(cpus, x.CPUs)
 	}
-	per := map[string]map[int]float64{}
-	for _, m := range modes {
-		per[m] = map[int]float64{}
-		var v, busy, tick, steal, mbit []float64
-		cpus := 0
-		for r, x := range runs[m] {
-			per[m][r] = x.CPUPerGbitS
-			v = append(v, x.CPUPerGbitS)
-			busy = append(busy, x.BusyCPU)
-			tick = append(tick, x.TickBusyCPU)
-			steal = append(steal, x.StealCPU)
-			mbit = append(mbit, x.Mbit)
-			cpus = max(cpus, x.CPUs)
-		}
-		rows = append(rows, []string{fmt.Sprintf("`%s`: busy CPU per Gbit delivered", m), "-",
-			fmt.Sprintf("median %.1f ms (%d runs; means: busy %.3f of %d CPUs, tick-sampled %.3f, steal %.3f, %.0f Mbit/s)",
-				stats.Percentile(v, 50)*1000, len(v), stats.Mean(busy), cpus, stats.Mean(tick), stats.Mean(steal), stats.Mean(mbit))})
-	}
+	return []string{fmt.Sprintf("`%s`: busy CPU per Gbit delivered", m), "-",
+		fmt.Sprintf("median %.1f ms (%d runs; means: busy %.3f of %d CPUs, tick-sampled %.3f, steal %.3f, %.0f Mbit/s)",
+			stats.Percentile(v, 50)*1000, len(v), stats.Mean(busy), cpus, stats.Mean(tick), stats.Mean(steal), stats.Mean(mbit))}, per
+}
+
+// pairedRows are the paired-ratio rows: each light mode against off, then
+// the program sets against each other (btf against classic).
+func pairedRows(modes []string, per map[string]map[int]float64) [][]string {
+	var rows [][]string
 	for _, m := range modes[1:] {
 		rows = append(rows, []string{fmt.Sprintf("`%s` against `off`: CPU per Gbit", m), "<= 3% more",
 			ratioCell(pairedRatios(per["off"], per[m]))})
 	}
-	// the program sets against each other (btf against classic), paired too
 	for i, a := range modes[1:] {
 		for _, b := range modes[i+2:] {
 			rows = append(rows, []string{fmt.Sprintf("`%s` against `%s`: CPU per Gbit", a, b), "-",
 				ratioCell(pairedRatios(per[b], per[a]))})
 		}
 	}
-	return mdtab.Table([]string{"figure (fixed rate)", "goal", "now (" + env.Before.Commit + ")"}, rows), nil
+	return rows
 }
 
 func containsFloat(xs []float64, x float64) bool {

@@ -52,15 +52,41 @@ func pickGovernor(avail []string) (gov string, known bool) {
 
 func checkCPUFreq(in *Input) ([]Finding, []Skipped) {
 	s := in.Snap
-	small := strings.HasPrefix(s.Host.Arch, "aarch64") || strings.HasPrefix(s.Host.Arch, "arm")
-	caveat := "a higher clock makes more heat"
+	small, caveat := heatCaveat(s.Host.Arch)
+	powersave, first := powersaveCPUs(s)
+	var out []Finding
+	if first != nil && activePstate(first.Driver) {
+		if f := eppFinding(s, first, powersave, caveat); f != nil {
+			out = append(out, *f)
+		}
+	} else if first != nil {
+		out = append(out, governorFinding(first, powersave, small, caveat))
+	}
+	if in.Obs == nil {
+		return out, []Skipped{{Reason: "clock under load: needs --observe (the snapshot's clock is the idle one)"}}
+	}
+	if f := lowClockFinding(in, small, caveat); f != nil {
+		out = append(out, *f)
+	}
+	return out, nil
+}
+
+// heatCaveat is the caveat every cpufreq fix carries, and whether the host
+// is a small (arm) board, where it names the firmware's throttling.
+func heatCaveat(arch string) (small bool, caveat string) {
+	small = strings.HasPrefix(arch, "aarch64") || strings.HasPrefix(arch, "arm")
+	caveat = "a higher clock makes more heat"
 	if small {
 		caveat += ": on a board without a heatsink the firmware throttles anyway (check vcgencmd get_throttled on a Pi)."
 	} else {
 		caveat += " and, on a laptop, costs battery."
 	}
-	var powersave []int
-	var first *inspect.CPU
+	return small, caveat
+}
+
+// powersaveCPUs are the CPUs with cpufreq on the powersave governor, and
+// the first of them (nil when none).
+func powersaveCPUs(s *inspect.Snapshot) (powersave []int, first *inspect.CPU) {
 	for i, c := range s.Host.CPUs.PerCPU {
 		if c.HasCpufreq && c.Governor == "powersave" {
 			powersave = append(powersave, c.CPU)
@@ -69,54 +95,57 @@ func checkCPUFreq(in *Input) ([]Finding, []Skipped) {
 			}
 		}
 	}
-	var out []Finding
-	if first != nil && activePstate(first.Driver) {
-		if f := eppFinding(s, first, powersave, caveat); f != nil {
-			out = append(out, *f)
-		}
-	} else if first != nil {
-		l := cpumask.FormatList(powersave)
-		f := Finding{
-			ID: "cpufreq-powersave", Severity: Info, Impact: 30,
-			Title:    fmt.Sprintf("CPUs %s run the powersave governor", l),
-			Evidence: []Evidence{snapEv("host.cpus.per_cpu[*].governor", "powersave on CPUs %s", l)},
-			Why:      "powersave (with " + orUnknown(first.Driver) + ") holds the lowest clock, so per-packet work takes longest exactly when the link is busy.",
-			Fix:      &Fix{Caveat: caveat},
-			Verify:   "wirespeed bench ... before and after; compare throughput and CPU per Mbit",
-		}
-		if first.Driver != "" {
-			f.Evidence = append(f.Evidence, snapEv(fmt.Sprintf("host.cpus.per_cpu[%d].driver", first.CPU), "%s", first.Driver))
-		}
-		gov, known := pickGovernor(first.AvailableGovernors)
-		if known {
-			f.Evidence = append(f.Evidence, snapEv(fmt.Sprintf("host.cpus.per_cpu[%d].available_governors", first.CPU), "%s", strings.Join(first.AvailableGovernors, " ")))
-		} else {
-			f.Unchecked = append(f.Unchecked, "which governors this kernel offers: the snapshot has no scaling_available_governors (check it before writing "+gov+")")
-		}
-		if gov == "" {
-			f.Fix.Commands = []string{"# this host offers no governor that scales up (" + strings.Join(first.AvailableGovernors, " ") + "): nothing to switch to"}
-		} else {
-			a := Action{ID: "governor:" + l, Kind: KindGovernor, Target: l, Value: gov,
-				Command: fmt.Sprintf("for c in %s; do echo %s > /sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor; done", spaceList(powersave), gov)}
-			f.Fix.Commands, f.Fix.Actions = []string{a.Command}, []Action{a}
-			f.Fix.Caveat += map[string]string{"schedutil": " schedutil follows load;", "ondemand": " ondemand follows load;", "performance": " performance holds the maximum clock;"}[gov] +
-				" the setting is lost at reboot unless persisted (wirespeed tune persist)."
-		}
-		if small {
-			f.Severity, f.Impact = Warn, 45
-		}
-		out = append(out, f)
+	return powersave, first
+}
+
+// governorFinding: a generic cpufreq driver's powersave governor on the
+// CPUs powersave (first the first of them); the fix writes the governor
+// pickGovernor chooses from what the host lists.
+func governorFinding(first *inspect.CPU, powersave []int, small bool, caveat string) Finding {
+	l := cpumask.FormatList(powersave)
+	f := Finding{
+		ID: "cpufreq-powersave", Severity: Info, Impact: 30,
+		Title:    fmt.Sprintf("CPUs %s run the powersave governor", l),
+		Evidence: []Evidence{snapEv("host.cpus.per_cpu[*].governor", "powersave on CPUs %s", l)},
+		Why:      "powersave (with " + orUnknown(first.Driver) + ") holds the lowest clock, so per-packet work takes longest exactly when the link is busy.",
+		Fix:      &Fix{Caveat: caveat},
+		Verify:   "wirespeed bench ... before and after; compare throughput and CPU per Mbit",
 	}
-	if in.Obs == nil {
-		return out, []Skipped{{Reason: "clock under load: needs --observe (the snapshot's clock is the idle one)"}}
+	if first.Driver != "" {
+		f.Evidence = append(f.Evidence, snapEv(fmt.Sprintf("host.cpus.per_cpu[%d].driver", first.CPU), "%s", first.Driver))
 	}
+	gov, known := pickGovernor(first.AvailableGovernors)
+	if known {
+		f.Evidence = append(f.Evidence, snapEv(fmt.Sprintf("host.cpus.per_cpu[%d].available_governors", first.CPU), "%s", strings.Join(first.AvailableGovernors, " ")))
+	} else {
+		f.Unchecked = append(f.Unchecked, "which governors this kernel offers: the snapshot has no scaling_available_governors (check it before writing "+gov+")")
+	}
+	if gov == "" {
+		f.Fix.Commands = []string{"# this host offers no governor that scales up (" + strings.Join(first.AvailableGovernors, " ") + "): nothing to switch to"}
+	} else {
+		a := Action{ID: "governor:" + l, Kind: KindGovernor, Target: l, Value: gov,
+			Command: fmt.Sprintf("for c in %s; do echo %s > /sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor; done", spaceList(powersave), gov)}
+		f.Fix.Commands, f.Fix.Actions = []string{a.Command}, []Action{a}
+		f.Fix.Caveat += map[string]string{"schedutil": " schedutil follows load;", "ondemand": " ondemand follows load;", "performance": " performance holds the maximum clock;"}[gov] +
+			" the setting is lost at reboot unless persisted (wirespeed tune persist)."
+	}
+	if small {
+		f.Severity, f.Impact = Warn, 45
+	}
+	return f
+}
+
+// lowClockFinding: CPUs that NET_RX keeps busy (at least 20% of their
+// time, from the observation) running below 70% of their maximum clock;
+// nil when there are none.
+func lowClockFinding(in *Input, small bool, caveat string) *Finding {
 	var slow []string
 	var ev []Evidence
 	for _, oc := range in.Obs.CPUs {
 		if oc.NetRXShare < 0.2 {
 			continue
 		}
-		for _, c := range s.Host.CPUs.PerCPU {
+		for _, c := range in.Snap.Host.CPUs.PerCPU {
 			if c.CPU != oc.CPU || c.CurKHz == nil || c.MaxKHz == nil || *c.MaxKHz == 0 {
 				continue
 			}
@@ -127,18 +156,17 @@ func checkCPUFreq(in *Input) ([]Finding, []Skipped) {
 			}
 		}
 	}
-	if len(slow) > 0 {
-		f := Finding{
-			ID: "cpufreq-low-under-load", Severity: Warn, Impact: 40,
-			Title:    fmt.Sprintf("%s below 70%% of their maximum clock while NET_RX keeps them busy", strings.Join(slow, ", ")),
-			Evidence: ev,
-			Why:      "a CPU doing network work at a reduced clock takes proportionally longer per packet: at 600 instead of 1500 MHz (a Raspberry Pi 4 throttled), 2.5 times as long.",
-			Fix:      &Fix{Commands: []string{lowClockCheck(small)}, Caveat: caveat},
-			Verify:   "wirespeed bench ... before and after; compare throughput and CPU per Mbit",
-		}
-		out = append(out, f)
+	if len(slow) == 0 {
+		return nil
 	}
-	return out, nil
+	return &Finding{
+		ID: "cpufreq-low-under-load", Severity: Warn, Impact: 40,
+		Title:    fmt.Sprintf("%s below 70%% of their maximum clock while NET_RX keeps them busy", strings.Join(slow, ", ")),
+		Evidence: ev,
+		Why:      "a CPU doing network work at a reduced clock takes proportionally longer per packet: at 600 instead of 1500 MHz (a Raspberry Pi 4 throttled), 2.5 times as long.",
+		Fix:      &Fix{Commands: []string{lowClockCheck(small)}, Caveat: caveat},
+		Verify:   "wirespeed bench ... before and after; compare throughput and CPU per Mbit",
+	}
 }
 
 func spaceList(cpus []int) string {

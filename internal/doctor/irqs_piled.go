@@ -40,15 +40,29 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 	if len(cpus) < 2 {
 		return nil, nil
 	}
-	seen := map[int]bool{}
-	byCPU := map[int][]irqUse{}
-	used := map[int]bool{}
-	// spread: devices whose vectors the driver already placed on more
-	// than one CPU (a multi-queue NIC or WiFi card, one MSI-X vector per
-	// queue). Two of such a device's vectors on one CPU - iwlwifi's
-	// notification (default) queue beside its first RSS queue - are its
-	// layout, and which queue is busy follows the flows' hash, not
-	// placement: they count as one interrupt of that device.
+	spread := spreadDevices(in)
+	byCPU, used := busyIRQsByCPU(in)
+	oneVectorPerDevice(byCPU, spread)
+	free := idleCPUs(cpus, used)
+	if len(free) == 0 {
+		// every CPU already takes a busy interrupt: moving one makes
+		// no CPU less loaded that was idle
+		return nil, nil
+	}
+	var out []Finding
+	for _, c := range crowded(byCPU) {
+		out = append(out, piledFinding(in, c, byCPU[c], free))
+	}
+	return out, nil
+}
+
+// spreadDevices names the devices whose vectors the driver already placed
+// on more than one CPU (a multi-queue NIC or WiFi card, one MSI-X vector
+// per queue). Two of such a device's vectors on one CPU - iwlwifi's
+// notification (default) queue beside its first RSS queue - are its
+// layout, and which queue is busy follows the flows' hash, not placement:
+// they count as one interrupt of that device.
+func spreadDevices(in *Input) map[string]bool {
 	spread := map[string]bool{}
 	for _, d := range in.devices() {
 		placed := map[int]bool{}
@@ -62,6 +76,16 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 		}
 		spread[d.Name] = len(placed) > 1
 	}
+	return spread
+}
+
+// busyIRQsByCPU walks the interrupts of physical devices that are up, each
+// once: used marks every CPU that takes most of some interrupt, byCPU
+// lists per CPU the busy, movable interrupts that run (almost) only there.
+func busyIRQsByCPU(in *Input) (byCPU map[int][]irqUse, used map[int]bool) {
+	seen := map[int]bool{}
+	byCPU = map[int][]irqUse{}
+	used = map[int]bool{}
 	for _, d := range in.devices() {
 		if !physical(d) || !isUp(d) {
 			continue
@@ -84,6 +108,12 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 			byCPU[hot] = append(byCPU[hot], irqUse{d.Name, irq.Number, strings.Join(irq.Actions, ","), hot, counts.Total, src, field})
 		}
 	}
+	return byCPU, used
+}
+
+// oneVectorPerDevice sorts each CPU's list busiest first and keeps, of a
+// spread device (spreadDevices), only its busiest vector on that CPU.
+func oneVectorPerDevice(byCPU map[int][]irqUse, spread map[string]bool) {
 	for c, list := range byCPU {
 		sort.Slice(list, func(i, j int) bool { return list[i].total > list[j].total })
 		var kept []irqUse
@@ -97,58 +127,65 @@ func checkIRQsPiled(in *Input) ([]Finding, []Skipped) {
 		}
 		byCPU[c] = kept
 	}
+}
+
+// idleCPUs are the CPUs of cpus that take no interrupt (not in used).
+func idleCPUs(cpus []int, used map[int]bool) []int {
 	free := []int{}
 	for _, x := range cpus {
 		if !used[x] {
 			free = append(free, x)
 		}
 	}
-	if len(free) == 0 {
-		// every CPU already takes a busy interrupt: moving one makes
-		// no CPU less loaded that was idle
-		return nil, nil
+	return free
+}
+
+// piledFinding is the finding for CPU c and its busy interrupts list
+// (busiest first): all but the busiest move to the free CPUs in turn.
+func piledFinding(in *Input, c int, list []irqUse, free []int) Finding {
+	f := Finding{
+		ID: "irqs-piled", Severity: Warn, Impact: 45,
+		Title: fmt.Sprintf("%d busy interrupts share CPU%d while %d other CPU(s) take none", len(list), c, len(free)),
+		Why: "each interrupt schedules its NAPI poll on the CPU it ran on, so interrupts piled on one CPU put their devices' RX processing there too; " +
+			"moving all but the busiest to idle CPUs lets them run in parallel.",
+		Fix: &Fix{Caveat: "irqbalance, if it runs, may move them again: stop it, or set IRQBALANCE_BANNED_CPULIST / --banirq for these IRQs."},
 	}
-	var out []Finding
-	for _, c := range crowded(byCPU) {
-		list := byCPU[c]
-		f := Finding{
-			ID: "irqs-piled", Severity: Warn, Impact: 45,
-			Title: fmt.Sprintf("%d busy interrupts share CPU%d while %d other CPU(s) take none", len(list), c, len(free)),
-			Why: "each interrupt schedules its NAPI poll on the CPU it ran on, so interrupts piled on one CPU put their devices' RX processing there too; " +
-				"moving all but the busiest to idle CPUs lets them run in parallel.",
-			Fix: &Fix{Caveat: "irqbalance, if it runs, may move them again: stop it, or set IRQBALANCE_BANNED_CPULIST / --banirq for these IRQs."},
+	devs := map[string]bool{}
+	for i, u := range list {
+		if !devs[u.dev] {
+			devs[u.dev] = true
+			f.Devices = append(f.Devices, u.dev)
 		}
-		devs := map[string]bool{}
-		for i, u := range list {
-			if !devs[u.dev] {
-				devs[u.dev] = true
-				f.Devices = append(f.Devices, u.dev)
-			}
-			f.Evidence = append(f.Evidence, Evidence{Source: u.source, Field: u.field,
-				Value: fmt.Sprintf("%d (%s) on CPU%d", u.total, u.name, c)})
-			if i == 0 {
-				continue // the busiest stays
-			}
-			to := free[(i-1)%len(free)]
-			f.Fix.Actions = append(f.Fix.Actions, irqAction(u.dev, u.irq, []int{to}))
+		f.Evidence = append(f.Evidence, Evidence{Source: u.source, Field: u.field,
+			Value: fmt.Sprintf("%d (%s) on CPU%d", u.total, u.name, c)})
+		if i == 0 {
+			continue // the busiest stays
 		}
-		f.Fix.Commands = commands(f.Fix.Actions)
-		switch ib := in.Snap.Host.IRQBalance; ib.State {
-		case datapath.Yes:
-			f.Evidence = append(f.Evidence, snapEv("host.irqbalance", "yes (%s)", ib.Evidence))
-			f.Why += " irqbalance runs here and left them together (it places by load class, and may move them back after a fix)."
-		case datapath.No:
-			f.Evidence = append(f.Evidence, snapEv("host.irqbalance", "no"))
-			f.Fix.Caveat = "irqbalance does not run: these affinities stay until reboot unless made persistent (wirespeed tune persist)."
-		default:
-			f.Unchecked = append(f.Unchecked, "whether irqbalance runs: "+ib.Evidence+" (check: pgrep -a irqbalance)")
-		}
-		if len(f.Devices) > 0 {
-			f.Verify = verifyRX(f.Devices[0])
-		}
-		out = append(out, f)
+		to := free[(i-1)%len(free)]
+		f.Fix.Actions = append(f.Fix.Actions, irqAction(u.dev, u.irq, []int{to}))
 	}
-	return out, nil
+	f.Fix.Commands = commands(f.Fix.Actions)
+	noteIRQBalance(in, &f)
+	if len(f.Devices) > 0 {
+		f.Verify = verifyRX(f.Devices[0])
+	}
+	return f
+}
+
+// noteIRQBalance adds to f what the snapshot says of irqbalance: it runs
+// (and left them together), it does not (the fix lasts until reboot), or
+// unknown.
+func noteIRQBalance(in *Input, f *Finding) {
+	switch ib := in.Snap.Host.IRQBalance; ib.State {
+	case datapath.Yes:
+		f.Evidence = append(f.Evidence, snapEv("host.irqbalance", "yes (%s)", ib.Evidence))
+		f.Why += " irqbalance runs here and left them together (it places by load class, and may move them back after a fix)."
+	case datapath.No:
+		f.Evidence = append(f.Evidence, snapEv("host.irqbalance", "no"))
+		f.Fix.Caveat = "irqbalance does not run: these affinities stay until reboot unless made persistent (wirespeed tune persist)."
+	default:
+		f.Unchecked = append(f.Unchecked, "whether irqbalance runs: "+ib.Evidence+" (check: pgrep -a irqbalance)")
+	}
 }
 
 // placedOn is the one CPU an interrupt was placed on - its

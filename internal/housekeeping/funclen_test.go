@@ -36,19 +36,12 @@ var longFuncAllowed = map[string]string{
 	"internal/cli/labvm.go runLabVM":     "internal/cli's own split (issue 32)",
 	"internal/cli/compare.go runCompare": "internal/cli's own split (issue 32)",
 	"internal/cli/doctor.go runDoctor":   "internal/cli's own split (issue 32)",
-	// internal/doctor: each rule reads as one check; split by doctor's helper.
-	"internal/doctor/irqs_piled.go checkIRQsPiled": "doctor's own split (issue 32)",
-	"internal/doctor/cpufreq.go checkCPUFreq":      "doctor's own split (issue 32)",
-	"internal/doctor/softnet.go checkSoftnet":      "doctor's own split (issue 32)",
 	// internal/lab/vm: its tests boot VMs (the lead runs them), and its
 	// guest scripts are moving out of Go strings; split once that lands.
 	"internal/lab/vm/vm.go Run":                "VM lab: split after the guest-script move, checked by the VM tests",
 	"internal/lab/vm/vm.go (*Config).Validate": "VM lab: split after the guest-script move, checked by the VM tests",
 	"internal/lab/vm/initramfs.go BaseImage":   "VM lab: split after the guest-script move, checked by the VM tests",
 	"internal/lab/vm/kernel.go FetchKernel":    "VM lab: split after the guest-script move, checked by the VM tests",
-	// experiments: being reworked by issue 32's experiments helper.
-	"experiments/selfbench/scrapeload/main.go measure": "experiments' own rework (issue 32)",
-	"experiments/selfbench/cpu.go cpuTable":            "experiments' own rework (issue 32)",
 }
 
 // longFunc is one function over the limit.

@@ -181,6 +181,8 @@ func get(c *http.Client, url string) (int, error) {
 	return int(n), err
 }
 
+// measure runs one binary's exporter on a free loopback port and takes
+// its three phases - idle, serial, concurrent - one after the other.
 func measure(name, path string, args []string, scrapes, scrapers int, dur, idle time.Duration) (Run, error) {
 	run := Run{Name: name}
 	addr, err := freePort()
@@ -189,42 +191,76 @@ func measure(name, path string, args []string, scrapes, scrapers int, dur, idle 
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, append([]string{"exporter", "--listen", addr}, args...)...)
-	cmd.Stderr = os.Stderr
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Start(); err != nil {
+	cmd, err := startExporter(ctx, path, addr, args)
+	if err != nil {
 		return run, err
 	}
 	defer func() { cancel(); cmd.Wait() }()
 	pid := cmd.Process.Pid
 	url := "http://" + addr + "/metrics"
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: scrapers + 1}}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := get(client, "http://"+addr+"/"); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return run, fmt.Errorf("the exporter did not serve on %s within 20 s", addr)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := waitServing(client, addr); err != nil {
+		return run, err
 	}
 	for i := 0; i < 5; i++ { // warm-up: the first full snapshot, the IRQ probes
 		if run.MetricsBytes, err = get(client, url); err != nil {
 			return run, err
 		}
 	}
+	if err := measureIdle(&run, pid, idle); err != nil {
+		return run, err
+	}
+	if err := measureSerial(&run, client, url, pid, scrapes); err != nil {
+		return run, err
+	}
+	measureConcurrent(&run, client, url, pid, scrapers, dur)
+	return run, nil
+}
 
+// startExporter starts `path exporter --listen addr args...`; cancelling
+// ctx sends it SIGTERM (SIGKILL 10 s later).
+func startExporter(ctx context.Context, path, addr string, args []string) (*exec.Cmd, error) {
+	cmd := exec.CommandContext(ctx, path, append([]string{"exporter", "--listen", addr}, args...)...)
+	cmd.Stderr = os.Stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// waitServing polls the exporter's / every 100 ms until it answers, for
+// at most 20 s.
+func waitServing(client *http.Client, addr string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := get(client, "http://"+addr+"/"); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the exporter did not serve on %s within 20 s", addr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// measureIdle: the exporter's CPU rate over idle, with no scrape.
+func measureIdle(run *Run, pid int, idle time.Duration) error {
 	c0, err := cpuNs(pid)
 	if err != nil {
-		return run, err
+		return err
 	}
 	t0 := time.Now()
 	time.Sleep(idle)
 	c1, _ := cpuNs(pid)
 	run.IdleCPUNsPerSec = float64(c1-c0) / time.Since(t0).Seconds()
+	return nil
+}
 
+// measureSerial: scrapes scrapes one after another, each one's wall time
+// and CPU (the idle rate over its wall time subtracted), and the totals.
+func measureSerial(run *Run, client *http.Client, url string, pid, scrapes int) error {
 	k0 := ticks(pid)
 	s0, _ := cpuNs(pid)
 	start := time.Now()
@@ -232,7 +268,7 @@ func measure(name, path string, args []string, scrapes, scrapers int, dur, idle 
 		a, _ := cpuNs(pid)
 		w := time.Now()
 		if _, err := get(client, url); err != nil {
-			return run, err
+			return err
 		}
 		el := time.Since(w)
 		b, _ := cpuNs(pid)
@@ -243,7 +279,13 @@ func measure(name, path string, args []string, scrapes, scrapers int, dur, idle 
 	s1, _ := cpuNs(pid)
 	run.SerialTotalCPU = s1 - s0
 	run.SerialCPUTicks = ticks(pid) - k0
+	return nil
+}
 
+// measureConcurrent: scrapers clients scrape back to back for dur; each
+// scrape's latency (or an error count) and the exporter's CPU over the
+// phase.
+func measureConcurrent(run *Run, client *http.Client, url string, pid, scrapers int, dur time.Duration) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	cc0, _ := cpuNs(pid)
@@ -271,5 +313,4 @@ func measure(name, path string, args []string, scrapes, scrapers int, dur, idle 
 	run.ConcWallS = time.Since(cstart).Seconds()
 	cc1, _ := cpuNs(pid)
 	run.ConcCPUNs = cc1 - cc0
-	return run, nil
 }
