@@ -6,9 +6,20 @@
 # reason) and not in an exit.
 # shellcheck disable=SC2034 # N, STEPS and SYSTEM_SUSPEND are usbnet_stress.sh's
 
+# memory before and after, caches dropped first, for a leak check
+mem() { # SUFFIX
+	sync
+	echo 3 > /proc/sys/vm/drop_caches 2>/dev/null
+	cat /proc/meminfo > "/results/meminfo-$1.txt" 2>/dev/null
+	cat /proc/slabinfo > "/results/slabinfo-$1.txt" 2>/dev/null
+	cat /proc/vmstat > "/results/vmstat-$1.txt" 2>/dev/null
+}
+
 ws stage stress
+mem before
 ( N=@N@; STEPS="@STEPS@"; SYSTEM_SUSPEND=0
 @USBNET_STRESS@
 
 ) > /results/stress.txt 2>&1 || fail "usbnet stress: $(grep 'stress: FAIL' /results/stress.txt | head -n 1)"
+mem after
 grep 'cycles done' /results/stress.txt | sed 's/^/stress_result=/' >> /results/facts.txt
