@@ -74,35 +74,23 @@ func funcName(fd *ast.FuncDecl) string {
 	return "(" + recv(fd.Recv.List[0].Type) + ")." + fd.Name.Name
 }
 
-// longFuncs walks root and returns every function over limit in its
-// non-generated, non-test Go files.
+// longFuncs returns every function over limit in the non-generated,
+// non-test Go files under root.
 func longFuncs(t *testing.T, root string, limit int) []longFunc {
 	t.Helper()
 	var out []longFunc
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if p != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			return nil
+	for _, rel := range goFiles(t, root) {
+		if strings.HasSuffix(rel, "_test.go") {
+			continue
 		}
 		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments|parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, filepath.Join(root, rel), nil, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		if ast.IsGenerated(f) {
-			return nil
+			continue
 		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
 		for _, decl := range f.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
@@ -113,10 +101,6 @@ func longFuncs(t *testing.T, root string, limit int) []longFunc {
 				out = append(out, longFunc{key: rel + " " + funcName(fd), pos: fmt.Sprintf("%s:%d", rel, from), lines: n})
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out
 }

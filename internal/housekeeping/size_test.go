@@ -75,11 +75,12 @@ func lines(src []byte) int {
 	return n
 }
 
-// oversized walks root and returns every non-generated Go file (relative
-// path) over its limit, with its length and the limit.
-func oversized(t *testing.T, root string) map[string][2]int {
+// goFiles walks root and returns the path of every .go file below it
+// (relative, with slashes), skipping hidden, testdata and vendor
+// directories: the Go sources the size and length limits hold.
+func goFiles(t *testing.T, root string) []string {
 	t.Helper()
-	out := map[string][2]int{}
+	var out []string
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -91,28 +92,38 @@ func oversized(t *testing.T, root string) map[string][2]int {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(name, ".go") {
-			return nil
-		}
-		src, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if isGenerated(src) {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		limit := maxLines
-		if filepath.Dir(filepath.ToSlash(rel)) == "internal/cli" {
-			limit = maxCLILines
-		}
-		if n := lines(src); n > limit {
-			out[filepath.ToSlash(rel)] = [2]int{n, limit}
+		if strings.HasSuffix(name, ".go") {
+			rel, _ := filepath.Rel(root, p)
+			out = append(out, filepath.ToSlash(rel))
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// oversized returns every non-generated Go file (relative path) under
+// root over its limit, with its length and the limit.
+func oversized(t *testing.T, root string) map[string][2]int {
+	t.Helper()
+	out := map[string][2]int{}
+	for _, rel := range goFiles(t, root) {
+		src, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if isGenerated(src) {
+			continue
+		}
+		limit := maxLines
+		if filepath.Dir(rel) == "internal/cli" {
+			limit = maxCLILines
+		}
+		if n := lines(src); n > limit {
+			out[rel] = [2]int{n, limit}
+		}
 	}
 	return out
 }
