@@ -95,6 +95,9 @@ func parseField(line string) (Field, error) {
 		case "signed":
 			fld.Signed = v == "1"
 		}
+		if err == nil && (fld.Offset < 0 || fld.Size < 0) {
+			err = errors.New("negative")
+		}
 		if err != nil {
 			return fld, fmt.Errorf("format: bad %s in %q", k, line)
 		}
