@@ -29,6 +29,7 @@ type Tools struct {
 	Ethtool   string // optional
 	WG        string // wireguard-tools' wg (optional; the wireguard scenario needs it)
 	Wirespeed string // a static wirespeed binary
+	Perf      string // perf, for --profile only (optional)
 }
 
 // guestPath is where each tool lives in the guest. iproute2's ip must keep
@@ -44,6 +45,7 @@ var guestPath = map[string]string{
 	"ethtool":   "sbin/ethtool",
 	"wirespeed": "usr/bin/wirespeed",
 	"wg":        "usr/bin/wg",
+	"perf":      "usr/bin/perf",
 }
 
 // FindTools looks the tools up on this host; wirespeed is the given binary.
@@ -371,7 +373,7 @@ func BaseImage(ctx context.Context, cacheDir string, spec ImageSpec, logf func(s
 		return nil
 	}
 	t := spec.Tools
-	for _, kv := range [][2]string{{"busybox", t.Busybox}, {"iperf3", t.Iperf3}, {"ip", t.IP}, {"tc", t.TC}, {"ethtool", t.Ethtool}, {"wg", t.WG}, {"wirespeed", t.Wirespeed}} {
+	for _, kv := range [][2]string{{"busybox", t.Busybox}, {"iperf3", t.Iperf3}, {"ip", t.IP}, {"tc", t.TC}, {"ethtool", t.Ethtool}, {"wg", t.WG}, {"wirespeed", t.Wirespeed}, {"perf", t.Perf}} {
 		if err := add(kv[0], kv[1]); err != nil {
 			return "", false, err
 		}

@@ -63,6 +63,11 @@ type Options struct {
 	// extra flags (split on spaces) after its bench, then persist and a
 	// re-plug (see tune.go).
 	Tune string `json:"tune,omitempty"`
+	// Profile samples every vCPU during each bench with perf record
+	// (cpu-clock, call chains) and returns the folded stacks as
+	// profile-DIRECTION.folded; the perf binary is the host's, so amd64
+	// guests only.
+	Profile bool `json:"profile,omitempty"`
 }
 
 // Scenario is one guest topology and what runs in it.

@@ -41,6 +41,9 @@ func benchCalls(o Options, peer, prefix string, extra ...string) string {
 		}
 		fmt.Fprintf(&b, "ws stage bench-%s\n", d)
 		fmt.Fprintf(&b, "ws_counters before-%s\n", d)
+		if o.Profile {
+			fmt.Fprintf(&b, "ws_profile_start %s\n", d)
+		}
 		if o.RawIperf3 {
 			fmt.Fprintf(&b, "%s/usr/bin/iperf3 -c %s -t %s -P %d -J%s > /results/iperf3-%s.json 2>/results/iperf3-%s.err || ws note 'iperf3 %s failed'\n", prefix, peer, secs, o.Streams, rev, d, d, d)
 		} else {
@@ -48,6 +51,9 @@ func benchCalls(o Options, peer, prefix string, extra ...string) string {
 			fmt.Fprintf(&b, "  ws note \"wirespeed bench %s failed: $(tail -n 3 /results/bench-%s.txt | tr '\\n' ' ')\"\n", d, d)
 			fmt.Fprintf(&b, "  %s/usr/bin/iperf3 -c %s -t %s -P %d -J%s > /results/iperf3-%s.json 2>/results/iperf3-%s.err || ws note 'iperf3 %s failed too'\n", prefix, peer, secs, o.Streams, rev, d, d, d)
 			fmt.Fprintf(&b, "fi\n")
+		}
+		if o.Profile {
+			fmt.Fprintf(&b, "ws_profile_stop %s\n", d)
 		}
 		fmt.Fprintf(&b, "ws_counters after-%s\n", d)
 	}

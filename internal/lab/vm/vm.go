@@ -163,6 +163,9 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("threaded %q: want on or off (or leave it out for the kernel's default)", c.Threaded)
 	}
+	if c.Profile && s.NoBench {
+		return fmt.Errorf("--profile samples the bench runs; the %s scenario runs none", s.Name)
+	}
 	if c.Tune != "" && s.Name != "usb-nic" {
 		return fmt.Errorf("--tune runs in the usb-nic scenario only, not in %s", s.Name)
 	}
@@ -207,6 +210,9 @@ func (c *Config) Validate() error {
 	case "auto", "kvm", "tcg", "tcg-single", "tcg-icount":
 	default:
 		return fmt.Errorf("accel %q: want auto, kvm, tcg, tcg-single or tcg-icount", c.Accel)
+	}
+	if c.Profile && c.Arch != hostArch() {
+		return fmt.Errorf("--profile puts this host's perf into the guest: %s guests only (this host is %s), not %s", hostArch(), hostArch(), c.Arch)
 	}
 	if c.Accel == "kvm" && c.Arch != hostArch() {
 		return fmt.Errorf("--accel kvm runs %s guests on an %s host only; this host is %s: use tcg", c.Arch, c.Arch, hostArch())
@@ -335,6 +341,11 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 			return nil, err
 		}
 		if tools, err = findTools(root, wsBin); err != nil {
+			return nil, err
+		}
+	}
+	if c.Profile {
+		if tools.Perf, err = findPerf(c.Arch); err != nil {
 			return nil, err
 		}
 	}

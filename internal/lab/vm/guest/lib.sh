@@ -111,3 +111,51 @@ ws_pin_tracepoints() {
     WS_OBS=
   fi
 }
+# --profile: a system-wide sampling profile of one bench (perf record,
+# cpu-clock at 499 Hz on every vCPU, call chains) folded to one line per
+# distinct stack, "cpu;comm;outermost;...;innermost count", in
+# /results/profile-D.folded; perf's own messages in profile-D.err. The
+# perf binary is the host's (x86 guests); it runs as root in the guest.
+ws_profile_start() {
+  WS_PERF=
+  [ -x /usr/bin/perf ] || { ws note "profile: no perf in the guest"; return; }
+  echo 0 > /proc/sys/kernel/kptr_restrict 2>/dev/null
+  echo -1 > /proc/sys/kernel/perf_event_paranoid 2>/dev/null
+  HOME=/tmp /usr/bin/perf record -q -N -a -g -F 499 -e cpu-clock -o "/tmp/perf-$1.data" > "/results/profile-$1.err" 2>&1 &
+  WS_PERF=$!
+  sleep 1
+  kill -0 $WS_PERF 2>/dev/null || { ws note "profile: perf record failed: $(tail -n 2 "/results/profile-$1.err" | tr '\n' ' ')"; WS_PERF=; }
+}
+ws_profile_stop() {
+  [ -n "$WS_PERF" ] || return
+  kill -INT $WS_PERF
+  wait $WS_PERF
+  WS_PERF=
+  # A module's frames come as [kernel.kallsyms]: perf resolves them from
+  # /proc/kallsyms (it finds no .ko under /lib/modules/RELEASE; pointed at
+  # the guest's ws/ it named them [unknown]).
+  HOME=/tmp /usr/bin/perf script -i "/tmp/perf-$1.data" -F cpu,comm,ip,sym,dso 2>> "/results/profile-$1.err" | ws_fold > "/results/profile-$1.folded"
+  echo "profile_$1_samples=$(awk '{ t += $NF } END { print t + 0 }' "/results/profile-$1.folded")" >> /results/facts.txt
+  rm -f "/tmp/perf-$1.data"
+}
+# ws_fold folds perf script's "comm [cpu]" blocks of "\tip sym (dso)"
+# frames (innermost first) into "cpu;comm;outermost;...;innermost count";
+# a frame is "sym (dso)" with spaces as _ and ; as :.
+ws_fold() {
+  awk '
+    function flush(  s, i) {
+      if (head != "") { s = head; for (i = n; i >= 1; i--) s = s ";" fr[i]; cnt[s]++ }
+      head = ""; n = 0
+    }
+    /^\t/ {
+      f = $0; sub(/^\t[ ]*[0-9a-f]+ /, "", f); gsub(/;/, ":", f); gsub(/ /, "_", f)
+      fr[++n] = f; next
+    }
+    /^[ ]*$/ { flush(); next }
+    {
+      flush(); h = $0; sub(/[ ]+$/, "", h); c = h; sub(/^.*\[/, "", c); sub(/\].*$/, "", c)
+      sub(/[ ]+\[[0-9]+\]$/, "", h); sub(/^[ ]+/, "", h); gsub(/;/, ":", h); gsub(/ /, "_", h)
+      head = (c + 0) ";" h
+    }
+    END { flush(); for (s in cnt) print s, cnt[s] }'
+}

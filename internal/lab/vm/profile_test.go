@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package vm
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestProfileFold runs the guest's ws_fold (guest/lib.sh) over perf
+// script output in the form perf prints it (comm right-aligned, a comm
+// with a space and a ';', frames innermost first) under busybox's awk, the
+// guest's, and this host's awk: one line per distinct stack, outermost
+// first, with its count.
+func TestProfileFold(t *testing.T) {
+	lib := guestText("lib.sh")
+	i := strings.Index(lib, "ws_fold() {")
+	if i < 0 {
+		t.Fatal("guest/lib.sh has no ws_fold")
+	}
+	j := strings.Index(lib[i:], "\n}\n")
+	if j < 0 {
+		t.Fatal("ws_fold has no end")
+	}
+	fn := lib[i : i+j+3]
+	want, err := os.ReadFile("testdata/profile/folded.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	awks := map[string][]string{}
+	if bb, err := exec.LookPath("busybox"); err == nil {
+		dir := t.TempDir()
+		if err := os.Symlink(bb, filepath.Join(dir, "awk")); err != nil {
+			t.Fatal(err)
+		}
+		awks["busybox"] = []string{"PATH=" + dir + ":" + os.Getenv("PATH")}
+	}
+	awks["host"] = nil
+	for name, env := range awks {
+		cmd := exec.Command("sh", "-c", fn+"ws_fold < testdata/profile/perf-script.txt")
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s awk: %v", name, err)
+		}
+		got := strings.Split(strings.TrimSpace(string(out)), "\n")
+		sort.Strings(got)
+		if g, w := strings.Join(got, "\n"), strings.TrimSpace(string(want)); g != w {
+			t.Errorf("%s awk folded:\n%s\nwant:\n%s", name, g, w)
+		}
+	}
+}
+
+// --profile wraps each bench call in ws_profile_start/stop, and only then.
+func TestProfileBenchCalls(t *testing.T) {
+	o := Options{Direction: "both", Duration: 5e9, Streams: 2}
+	if s := benchCalls(o, "198.18.0.1", ""); strings.Contains(s, "ws_profile") {
+		t.Errorf("without --profile the bench calls profile:\n%s", s)
+	}
+	o.Profile = true
+	s := benchCalls(o, "198.18.0.1", "")
+	for _, d := range []string{"send", "receive"} {
+		start := strings.Index(s, "ws_profile_start "+d+"\n")
+		bench := strings.Index(s, "/results/bench-"+d+".json")
+		stop := strings.Index(s, "ws_profile_stop "+d+"\n")
+		if start < 0 || bench < start || stop < bench {
+			t.Errorf("%s: profile start %d, bench %d, stop %d: want start < bench < stop\n%s", d, start, bench, stop, s)
+		}
+	}
+}
+
+// --profile is refused where it cannot run: a scenario without a bench,
+// a guest of another architecture than this host's perf.
+func TestProfileRefused(t *testing.T) {
+	base := Options{Scenario: "usb-gadget", Duration: 3e9, Streams: 2, Direction: "receive", Tunnels: 4, Profile: true}
+	c := Config{Options: base}
+	if err := c.Validate(); err != nil {
+		t.Errorf("--profile on usb-gadget: %v", err)
+	}
+	o := base
+	o.Scenario = "boot"
+	c = Config{Options: o}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "runs none") {
+		t.Errorf("--profile on boot: err %v, want a refusal", err)
+	}
+	o = base
+	o.Arch = "arm64"
+	if hostArch() == "arm64" {
+		o.Arch = "amd64"
+	}
+	c = Config{Options: o}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--profile") {
+		t.Errorf("--profile on a %s guest: err %v, want a refusal", o.Arch, err)
+	}
+}
