@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package usbnetrxcost
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+)
+
+// The profile's categories: each sample of a guest's profile (one folded
+// stack, "cpu;comm;outermost;...;innermost count", written by the lab's
+// --profile) goes into the first category whose rule matches, frames
+// taken innermost first; a stack no frame of which matches is "other
+// kernel" (or "user space" when its innermost frame is not the kernel's).
+// The rules were written before the profiled boots (PLAN.md).
+
+// Category names, in the tables' order.
+const (
+	catIdle      = "idle"
+	catCopy      = "copy in rx_fixup"
+	catDUTRX     = "usbnet/cdc_ncm RX"
+	catDUTTX     = "usbnet/cdc_ncm TX"
+	catGRO       = "GRO"
+	catTCPRX     = "IP/TCP receive"
+	catTCPTX     = "IP/TCP transmit"
+	catRecvApp   = "receiving app (copy to user)"
+	catSendApp   = "sending app (copy from user)"
+	catGadget    = "gadget side (f_ncm, u_ether)"
+	catBus       = "USB core + dummy_hcd"
+	catMemory    = "memory (skb, slab, pages)"
+	catZero      = "page zeroing (init_on_alloc)"
+	catHardIRQ   = "hard interrupts (unattributed)"
+	catTracing   = "tracing (observe, perf)"
+	catUser      = "user space"
+	catOtherKern = "other kernel"
+)
+
+var categoryOrder = []string{catIdle, catCopy, catDUTRX, catDUTTX, catGRO, catTCPRX, catRecvApp,
+	catTCPTX, catSendApp, catGadget, catBus, catMemory, catZero, catHardIRQ, catTracing, catUser, catOtherKern}
+
+// sender lists the categories of the loop's other half: the gadget's
+// sending side and the emulated bus between the two.
+var sender = map[string]bool{catTCPTX: true, catSendApp: true, catGadget: true, catBus: true}
+
+// frame is one folded frame: "sym_(dso)".
+type frame struct{ sym, dso string }
+
+func parseFrame(s string) frame {
+	i := strings.LastIndex(s, "_(")
+	if i < 0 || !strings.HasSuffix(s, ")") {
+		return frame{sym: s}
+	}
+	return frame{sym: s[:i], dso: s[i+2 : len(s)-1]}
+}
+
+// kernel: the frame is the kernel's (its image, a module, a BPF program).
+func (f frame) kernel() bool {
+	return strings.HasPrefix(f.dso, "[") || strings.HasPrefix(f.dso, "bpf_prog_")
+}
+
+// module is the kernel module of a frame ("" for the kernel image). perf
+// names a module's frames by the module when it finds the .ko, else
+// [kernel.kallsyms]; then the module is taken from the function's name,
+// for the names only one of the loop's modules has.
+func (f frame) module() string {
+	if f.dso != "[kernel.kallsyms]" {
+		if !f.kernel() {
+			return ""
+		}
+		return strings.Trim(f.dso, "[]")
+	}
+	s := f.sym
+	switch {
+	case strings.HasPrefix(s, "usbnet_") || oneOf(s, "rx_process", "defer_bh", "usb_free_skb"):
+		return "usbnet"
+	case strings.HasPrefix(s, "cdc_ncm_"):
+		return "cdc_ncm"
+	case strings.HasPrefix(s, "ncm_"):
+		return "usb_f_ncm"
+	case strings.HasPrefix(s, "gether_") || oneOf(s, "eth_start_xmit", "process_rx_w", "rx_fill", "alloc_requests"):
+		return "u_ether"
+	case strings.HasPrefix(s, "dummy_") || strings.HasPrefix(s, "dummy_hcd"):
+		return "dummy_hcd"
+	case strings.HasPrefix(s, "usb_hcd_") || strings.HasPrefix(s, "__usb_hcd_") || strings.HasPrefix(s, "usb_submit_urb") || s == "usb_giveback_urb_bh":
+		return "usbcore"
+	case strings.HasPrefix(s, "usb_gadget_") || strings.HasPrefix(s, "usb_ep_"):
+		return "udc_core"
+	}
+	return ""
+}
+
+func hasAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+func oneOf(s string, names ...string) bool {
+	for _, x := range names {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// isIdle: where an idle vCPU waits (only as the innermost frame: an
+// interrupt taken while idle has the idle loop outside it).
+func isIdle(sym string) bool {
+	return oneOf(sym, "default_idle", "pv_native_safe_halt", "native_safe_halt", "acpi_idle_do_entry", "cpu_idle_poll", "mwait_idle", "intel_idle", "default_idle_call", "arch_cpu_idle", "cpu_do_idle")
+}
+
+// isCopy: the kernel's memory copy routines.
+func isCopy(sym string) bool {
+	return oneOf(sym, "memcpy", "__memcpy", "memcpy_orig", "memmove", "__memmove", "memcpy_erms", "fast_string_memcpy")
+}
+
+// frameCategory is a frame's category, or "" when the frame says nothing.
+func frameCategory(f frame) string {
+	s := f.sym
+	switch mod := f.module(); {
+	case mod == "usbnet" || mod == "cdc_ncm" || mod == "cdc_ether":
+		if hasAny(s, "tx", "xmit") {
+			return catDUTTX
+		}
+		return catDUTRX
+	case oneOf(mod, "u_ether", "usb_f_ncm", "libcomposite", "udc_core"):
+		return catGadget
+	case mod == "dummy_hcd" || mod == "usbcore":
+		return catBus
+	case strings.HasPrefix(s, "bpf_prog_") || hasAny(s, "bpf_trace", "perf_trace_", "__bpf_", "bpf_ringbuf", "perf_event_output", "perf_output"):
+		return catTracing
+	case hasAny(s, "gro_receive", "gro_complete", "napi_gro_", "dev_gro_", "skb_gro_", "gro_normal", "gro_flush"):
+		return catGRO
+	case oneOf(s, "tcp_recvmsg", "tcp_recvmsg_locked", "skb_copy_datagram_iter", "__skb_datagram_iter"):
+		return catRecvApp
+	case oneOf(s, "tcp_sendmsg", "tcp_sendmsg_locked", "skb_copy_to_page_nocache", "_copy_from_iter"):
+		return catSendApp
+	case strings.HasPrefix(s, "tcp_v4_rcv") || strings.HasPrefix(s, "ip_rcv") || strings.HasPrefix(s, "ip_list_rcv") ||
+		strings.HasPrefix(s, "ip_local_deliver") || strings.HasPrefix(s, "ip_sublist_rcv") || strings.HasPrefix(s, "tcp_rcv_") ||
+		oneOf(s, "tcp_ack", "tcp_data_queue", "tcp_event_data_recv", "tcp_queue_rcv", "__netif_receive_skb_core", "__netif_receive_skb_one_core", "netif_receive_skb_list_internal", "__netif_receive_skb_list_core", "eth_type_trans"):
+		return catTCPRX
+	case strings.HasPrefix(s, "tcp_write_xmit") || strings.HasPrefix(s, "__tcp_transmit_skb") || strings.HasPrefix(s, "ip_queue_xmit") ||
+		strings.HasPrefix(s, "__ip_queue_xmit") || strings.HasPrefix(s, "ip_finish_output") || strings.HasPrefix(s, "__dev_queue_xmit") ||
+		oneOf(s, "dev_hard_start_xmit", "sch_direct_xmit", "__qdisc_run", "tcp_send_ack", "__tcp_send_ack", "ip_output", "tcp_tso_segment", "tcp_gso_segment", "skb_segment"):
+		return catTCPTX
+	case hasAny(s, "kmem_cache_", "kmalloc", "kfree", "__alloc_skb", "alloc_skb", "skb_release", "__slab_", "___slab_", "alloc_pages", "free_unref_", "__free_pages", "page_frag", "napi_skb_cache", "skb_free_head", "__build_skb", "build_skb", "napi_alloc", "netdev_alloc", "consume_skb", "__kfree_skb", "slab_", "rmqueue", "get_page_from_freelist", "free_pcppages", "page_pool"):
+		return catMemory
+	}
+	return ""
+}
+
+// classify puts one folded stack (frames outermost first) in a category.
+func classify(frames []string) string {
+	if len(frames) == 0 {
+		return catOtherKern
+	}
+	in := parseFrame(frames[len(frames)-1])
+	if !in.kernel() {
+		return catUser
+	}
+	// the copy in the driver's rx_fixup: a copy routine innermost, with the
+	// fixup (directly, or through skb_put_data) right outside it
+	if isCopy(in.sym) {
+		for j := len(frames) - 2; j >= 0 && j >= len(frames)-3; j-- {
+			if strings.HasSuffix(parseFrame(frames[j]).sym, "rx_fixup") {
+				return catCopy
+			}
+		}
+	}
+	switch {
+	case isIdle(in.sym):
+		return catIdle
+	case oneOf(in.sym, "clear_page_erms", "clear_page_rep", "clear_page_orig", "clear_highpages_kasan_tagged", "clear_page", "kernel_init_pages"):
+		return catZero
+	case oneOf(in.sym, "handle_softirqs", "__irq_exit_rcu", "irq_exit_rcu") && len(frames) >= 3 &&
+		strings.HasPrefix(parseFrame(frames[len(frames)-3]).sym, "sysvec_"):
+		// interrupts come back on here after a hard interrupt: its time
+		// (the sampling timer's own, the tick) lands on this frame
+		return catHardIRQ
+	}
+	for j := len(frames) - 1; j >= 0; j-- {
+		f := parseFrame(frames[j])
+		if f.dso == "[kernel.kallsyms]" && oneOf(f.sym, "rx_complete", "tx_complete", "rx_submit") {
+			// usbnet's and u_ether's: the gadget's are given back by the UDC
+			return sideOf(frames[:j])
+		}
+		if c := frameCategory(f); c != "" {
+			return c
+		}
+	}
+	return catOtherKern
+}
+
+// sideOf tells a completion of usbnet's from one of u_ether's by what
+// called it: the UDC's giveback for the gadget, the HCD's for usbnet.
+func sideOf(outer []string) string {
+	for j := len(outer) - 1; j >= 0; j-- {
+		s := parseFrame(outer[j]).sym
+		if strings.HasPrefix(s, "usb_gadget_giveback") {
+			return catGadget
+		}
+		if strings.Contains(s, "giveback_urb") {
+			return catDUTRX
+		}
+	}
+	return catOtherKern
+}
+
+// profile is one boot's samples per category.
+type profile struct {
+	total  int
+	cat    map[string]int
+	perCPU map[string]int
+}
+
+// readFolded sums a folded-stacks file by category.
+func readFolded(b []byte) (profile, error) {
+	p := profile{cat: map[string]int{}, perCPU: map[string]int{}}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<16), 1<<22)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			return p, fmt.Errorf("line %d: no count", n)
+		}
+		cnt, err := strconv.Atoi(line[i+1:])
+		if err != nil || cnt < 0 {
+			return p, fmt.Errorf("line %d: bad count %q", n, line[i+1:])
+		}
+		parts := strings.Split(line[:i], ";")
+		if len(parts) < 2 {
+			return p, fmt.Errorf("line %d: no cpu;comm", n)
+		}
+		p.total += cnt
+		p.cat[classify(parts[2:])] += cnt
+		p.perCPU[parts[0]] += cnt
+	}
+	return p, sc.Err()
+}
+
+// profileTable: a row per category, a column per boot (share of all
+// samples, %), and the sender half's share of the busy samples.
+func profileTable(names []string, profs []profile) string {
+	header := append([]string{"category"}, names...)
+	var rows [][]string
+	pct := func(p profile, n int) string {
+		if p.total == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f", 100*float64(n)/float64(p.total))
+	}
+	for _, c := range categoryOrder {
+		row := []string{c}
+		for _, p := range profs {
+			row = append(row, pct(p, p.cat[c]))
+		}
+		rows = append(rows, row)
+	}
+	busy := []string{"busy (not idle)"}
+	send := []string{"sender half, % of busy"}
+	total := []string{"samples"}
+	for _, p := range profs {
+		b := p.total - p.cat[catIdle]
+		s := 0
+		for c := range sender {
+			s += p.cat[c]
+		}
+		busy = append(busy, pct(p, b))
+		if b > 0 {
+			send = append(send, fmt.Sprintf("%.1f", 100*float64(s)/float64(b)))
+		} else {
+			send = append(send, "-")
+		}
+		total = append(total, strconv.Itoa(p.total))
+	}
+	rows = append(rows, busy, send, total)
+	return mdtab.Table(header, rows)
+}

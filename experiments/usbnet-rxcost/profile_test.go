@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package usbnetrxcost
+
+import "testing"
+
+// TestClassify: each rule on a stack of the kind the lab's profiles hold
+// (frames outermost first, modules' frames named [kernel.kallsyms]).
+func TestClassify(t *testing.T) {
+	k := func(s string) string { return s + "_([kernel.kallsyms])" }
+	for _, c := range []struct {
+		frames []string
+		want   string
+	}{
+		{[]string{k("do_idle"), k("default_idle"), k("pv_native_safe_halt")}, catIdle},
+		// an interrupt taken while idle is not idle
+		{[]string{k("do_idle"), k("default_idle"), k("pv_native_safe_halt"), k("sysvec_apic_timer_interrupt"), k("__irq_exit_rcu"), k("handle_softirqs")}, catHardIRQ},
+		{[]string{k("do_idle"), k("pv_native_safe_halt"), k("net_rx_action"), k("__napi_poll"), k("usbnet_poll"), k("cdc_ncm_rx_fixup"), k("memcpy_orig")}, catCopy},
+		{[]string{k("__napi_poll"), k("usbnet_poll"), k("cdc_ncm_rx_fixup"), k("__netdev_alloc_skb"), k("get_page_from_freelist"), k("clear_highpages_kasan_tagged")}, catZero},
+		{[]string{k("__napi_poll"), k("usbnet_poll"), k("cdc_ncm_rx_fixup"), k("__netdev_alloc_skb")}, catMemory},
+		{[]string{k("__napi_poll"), k("usbnet_poll"), k("usbnet_skb_return"), k("napi_gro_receive"), k("dev_gro_receive"), k("tcp4_gro_receive")}, catGRO},
+		{[]string{k("usbnet_poll"), k("napi_gro_receive"), k("gro_normal_list"), k("ip_list_rcv"), k("tcp_v4_rcv"), k("_raw_spin_unlock")}, catTCPRX},
+		// the unlock the IRQs-off time lands on belongs to its caller
+		{[]string{k("__hrtimer_run_queues"), k("dummy_timer"), k("_raw_spin_unlock_irqrestore")}, catBus},
+		{[]string{k("dev_hard_start_xmit"), k("eth_start_xmit"), k("_raw_spin_unlock_irqrestore")}, catGadget},
+		{[]string{k("tasklet_action_common"), k("cdc_ncm_txpath_bh"), k("_raw_spin_unlock_irqrestore")}, catDUTTX},
+		// usbnet's and u_ether's completions share names: the giveback tells
+		{[]string{k("dummy_timer"), k("usb_hcd_giveback_urb"), k("__usb_hcd_giveback_urb"), k("rx_complete")}, catDUTRX},
+		{[]string{k("dummy_timer"), k("usb_gadget_giveback_request"), k("rx_complete")}, catGadget},
+		{[]string{k("__x64_sys_read"), k("tcp_recvmsg"), k("rep_movs_alternative")}, catRecvApp},
+		{[]string{k("__x64_sys_write"), k("tcp_sendmsg"), k("tcp_sendmsg_locked"), k("_copy_from_iter")}, catSendApp},
+		{[]string{k("tcp_sendmsg_locked"), k("tcp_push"), k("__tcp_push_pending_frames"), k("tcp_write_xmit"), k("__tcp_transmit_skb")}, catTCPTX},
+		{[]string{k("perf_trace_softirq"), k("trace_call_bpf"), "bpf_prog_ab_tp_(bpf_prog_ab_tp)"}, catTracing},
+		{[]string{"main_(/usr/bin/iperf3)", "write_(/lib/x86_64-linux-gnu/libc.so.6)"}, catUser},
+		{[]string{k("kthread"), k("worker_thread"), k("some_function")}, catOtherKern},
+		// a module named by perf
+		{[]string{k("net_rx_action"), "usbnet_poll_([usbnet])", "cdc_ncm_rx_fixup_([cdc_ncm])"}, catDUTRX},
+	} {
+		if got := classify(c.frames); got != c.want {
+			t.Errorf("%v: %q, want %q", c.frames, got, c.want)
+		}
+	}
+}
+
+func TestReadFolded(t *testing.T) {
+	p, err := readFolded([]byte("0;iperf3;" + "x_([kernel.kallsyms]);tcp_recvmsg_([kernel.kallsyms]) 3\n1;swapper;do_idle_([kernel.kallsyms]);pv_native_safe_halt_([kernel.kallsyms]) 5\n"))
+	if err != nil || p.total != 8 || p.cat[catRecvApp] != 3 || p.cat[catIdle] != 5 || p.perCPU["1"] != 5 {
+		t.Errorf("readFolded: %+v, %v", p, err)
+	}
+	for _, bad := range []string{"0;x;y\n", "0;x;y z\n", "nocomm 3\n", "0;x;y -1\n"} {
+		if _, err := readFolded([]byte(bad)); err == nil {
+			t.Errorf("readFolded(%q) took it", bad)
+		}
+	}
+}
