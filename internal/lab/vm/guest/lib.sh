@@ -124,12 +124,12 @@ ws_profile_start() {
   HOME=/tmp /usr/bin/perf record -q -N -a -g -F 499 -e cpu-clock -o "/tmp/perf-$1.data" > "/results/profile-$1.err" 2>&1 &
   WS_PERF=$!
   sleep 1
-  kill -0 $WS_PERF 2>/dev/null || { ws note "profile: perf record failed: $(tail -n 2 "/results/profile-$1.err" | tr '\n' ' ')"; WS_PERF=; }
+  kill -0 "$WS_PERF" 2>/dev/null || { ws note "profile: perf record failed: $(tail -n 2 "/results/profile-$1.err" | tr '\n' ' ')"; WS_PERF=; }
 }
 ws_profile_stop() {
   [ -n "$WS_PERF" ] || return
-  kill -INT $WS_PERF
-  wait $WS_PERF
+  kill -INT "$WS_PERF"
+  wait "$WS_PERF"
   WS_PERF=
   # A module's frames come as [kernel.kallsyms]: perf resolves them from
   # /proc/kallsyms (it finds no .ko under /lib/modules/RELEASE; pointed at
