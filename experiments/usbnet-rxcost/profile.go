@@ -6,10 +6,14 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
 )
 
 // The profile's categories: each sample of a guest's profile (one folded
@@ -222,8 +226,62 @@ type profile struct {
 	perCPU map[string]int
 }
 
-// readFolded sums a folded-stacks file by category.
-func readFolded(b []byte) (profile, error) {
+// modSyms names kernel addresses from the modules' lines of a guest's
+// /proc/kallsyms ("ADDR TYPE NAME\t[MODULE]"), sorted by address.
+type modSyms struct {
+	addr []uint64
+	name []string // "sym_([module])", a folded frame
+}
+
+func parseModSyms(b []byte) (*modSyms, error) {
+	type sym struct {
+		a uint64
+		n string
+	}
+	var syms []sym
+	for i, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 4 || !strings.HasPrefix(f[3], "[") {
+			return nil, fmt.Errorf("kallsyms line %d: %q", i+1, line)
+		}
+		a, err := strconv.ParseUint(f[0], 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("kallsyms line %d: %w", i+1, err)
+		}
+		syms = append(syms, sym{a, f[2] + "_(" + f[3] + ")"})
+	}
+	sort.Slice(syms, func(i, j int) bool { return syms[i].a < syms[j].a })
+	m := &modSyms{}
+	for _, s := range syms {
+		m.addr = append(m.addr, s.a)
+		m.name = append(m.name, s.n)
+	}
+	return m, nil
+}
+
+// resolve names a "0xADDR_([unknown])" frame by the module symbol at or
+// below ADDR; other frames, and addresses below every symbol, stay.
+func (m *modSyms) resolve(fr string) string {
+	if m == nil || !strings.HasPrefix(fr, "0x") || !strings.HasSuffix(fr, "_([unknown])") {
+		return fr
+	}
+	a, err := strconv.ParseUint(strings.TrimSuffix(fr[2:], "_([unknown])"), 16, 64)
+	if err != nil {
+		return fr
+	}
+	i := sort.Search(len(m.addr), func(i int) bool { return m.addr[i] > a }) - 1
+	if i < 0 {
+		return fr
+	}
+	return m.name[i]
+}
+
+// readFolded sums a folded-stacks file by category, naming unnamed
+// module frames by syms (nil: none).
+func readFolded(b []byte, syms *modSyms) (profile, error) {
 	p := profile{cat: map[string]int{}, perCPU: map[string]int{}}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<16), 1<<22)
@@ -244,8 +302,12 @@ func readFolded(b []byte) (profile, error) {
 		if len(parts) < 2 {
 			return p, fmt.Errorf("line %d: no cpu;comm", n)
 		}
+		frames := parts[2:]
+		for k := range frames {
+			frames[k] = syms.resolve(frames[k])
+		}
 		p.total += cnt
-		p.cat[classify(parts[2:])] += cnt
+		p.cat[classify(frames)] += cnt
 		p.perCPU[parts[0]] += cnt
 	}
 	return p, sc.Err()
@@ -288,4 +350,72 @@ func profileTable(names []string, profs []profile) string {
 	}
 	rows = append(rows, busy, send, total)
 	return mdtab.Table(header, rows)
+}
+
+// minProfileSamples: a profile counts with at least this many samples
+// (PLAN.md).
+const minProfileSamples = 2000
+
+// profileRuns reads the profiled boots of dir, rep by rep, stock, ours
+// and frags: a column per boot that counts, and the reason for each
+// that does not.
+func profileRuns(dir string) (names []string, profs []profile, dropped []string, err error) {
+	reps, err := r2.Reps(dir, "stock")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(reps) == 0 {
+		return nil, nil, nil, fmt.Errorf("%s: no stock-N runs", dir)
+	}
+	for _, i := range reps {
+		for _, side := range []string{"stock", "ours", "frags"} {
+			name := fmt.Sprintf("%s-%d", side, i)
+			run := filepath.Join(dir, name)
+			s, ok, err := r2.ReadRXSide(run)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if !ok {
+				dropped = append(dropped, name+": failed or incomplete")
+				continue
+			}
+			b, err := mdtab.ReadFile(filepath.Join(run, "profile-receive.folded.gz"))
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			var syms *modSyms
+			if ks, err := mdtab.ReadFile(filepath.Join(run, "kallsyms-modules.txt.gz")); err == nil {
+				if syms, err = parseModSyms(ks); err != nil {
+					return nil, nil, nil, fmt.Errorf("%s: %w", run, err)
+				}
+			} else if !os.IsNotExist(err) {
+				return nil, nil, nil, err
+			}
+			p, err := readFolded(b, syms)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("%s: %w", run, err)
+			}
+			if p.total < minProfileSamples {
+				dropped = append(dropped, fmt.Sprintf("%s: %d samples", name, p.total))
+				continue
+			}
+			names = append(names, fmt.Sprintf("%s (%.0f Mbit/s)", name, s.Mbit))
+			profs = append(profs, p)
+		}
+	}
+	return names, profs, dropped, nil
+}
+
+// profileRunsTable is profileTable over dir's boots, with the boots
+// that did not count named under it.
+func profileRunsTable(dir string) (string, error) {
+	names, profs, dropped, err := profileRuns(dir)
+	if err != nil {
+		return "", err
+	}
+	t := profileTable(names, profs)
+	if len(dropped) > 0 {
+		t += "\nNot counted: " + strings.Join(dropped, "; ") + ".\n"
+	}
+	return t, nil
 }

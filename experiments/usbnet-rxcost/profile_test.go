@@ -43,13 +43,40 @@ func TestClassify(t *testing.T) {
 }
 
 func TestReadFolded(t *testing.T) {
-	p, err := readFolded([]byte("0;iperf3;" + "x_([kernel.kallsyms]);tcp_recvmsg_([kernel.kallsyms]) 3\n1;swapper;do_idle_([kernel.kallsyms]);pv_native_safe_halt_([kernel.kallsyms]) 5\n"))
+	p, err := readFolded([]byte("0;iperf3;"+"x_([kernel.kallsyms]);tcp_recvmsg_([kernel.kallsyms]) 3\n1;swapper;do_idle_([kernel.kallsyms]);pv_native_safe_halt_([kernel.kallsyms]) 5\n"), nil)
 	if err != nil || p.total != 8 || p.cat[catRecvApp] != 3 || p.cat[catIdle] != 5 || p.perCPU["1"] != 5 {
 		t.Errorf("readFolded: %+v, %v", p, err)
 	}
 	for _, bad := range []string{"0;x;y\n", "0;x;y z\n", "nocomm 3\n", "0;x;y -1\n"} {
-		if _, err := readFolded([]byte(bad)); err == nil {
+		if _, err := readFolded([]byte(bad), nil); err == nil {
 			t.Errorf("readFolded(%q) took it", bad)
 		}
+	}
+}
+
+// An unnamed module frame is named by the module symbol at or below its
+// address, and then classified by its module.
+func TestModSyms(t *testing.T) {
+	m, err := parseModSyms([]byte("ffffffffc0a02000 t rx_complete\t[usbnet]\nffffffffc0a01000 t usbnet_poll\t[usbnet]\nffffffffc0b00000 t eth_start_xmit\t[u_ether]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for fr, want := range map[string]string{
+		"0xffffffffc0a01234_([unknown])": "usbnet_poll_([usbnet])",
+		"0xffffffffc0a02000_([unknown])": "rx_complete_([usbnet])",
+		"0xffffffffc0b00010_([unknown])": "eth_start_xmit_([u_ether])",
+		"0xffffffff00000000_([unknown])": "0xffffffff00000000_([unknown])",
+		"tcp_v4_rcv_([kernel.kallsyms])": "tcp_v4_rcv_([kernel.kallsyms])",
+	} {
+		if got := m.resolve(fr); got != want {
+			t.Errorf("resolve(%s) = %s, want %s", fr, got, want)
+		}
+	}
+	p, err := readFolded([]byte("0;kworker;x_([kernel.kallsyms]);0xffffffffc0a02010_([unknown]) 2\n"), m)
+	if err != nil || p.cat[catDUTRX] != 2 {
+		t.Errorf("a resolved usbnet frame: %+v, %v", p, err)
+	}
+	if _, err := parseModSyms([]byte("zz t x\t[m]\n")); err == nil {
+		t.Error("parseModSyms took a bad address")
 	}
 }

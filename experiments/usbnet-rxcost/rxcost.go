@@ -30,6 +30,11 @@ func tables(dir string) (map[string]string, error) {
 		}
 		out["threaded-"+arch] = t
 	}
+	t, err := profileRunsTable(filepath.Join(dir, "data", "profile-7.3.4-2026-11-26"))
+	if err != nil {
+		return nil, err
+	}
+	out["profile-amd64"] = t
 	return out, nil
 }
 

@@ -131,16 +131,19 @@ ws_profile_stop() {
   kill -INT "$WS_PERF"
   wait "$WS_PERF"
   WS_PERF=
-  # A module's frames come as [kernel.kallsyms]: perf resolves them from
-  # /proc/kallsyms (it finds no .ko under /lib/modules/RELEASE; pointed at
-  # the guest's ws/ it named them [unknown]).
+  # perf finds no .ko of the guest's modules under /lib/modules/RELEASE:
+  # it names their frames from /proc/kallsyms as [kernel.kallsyms], or in
+  # some runs not at all ([unknown]; ws_fold keeps those frames'
+  # addresses). The modules' symbols go along to name them afterwards.
+  grep '\]$' /proc/kallsyms > /results/kallsyms-modules.txt
   HOME=/tmp /usr/bin/perf script -i "/tmp/perf-$1.data" -F cpu,comm,ip,sym,dso 2>> "/results/profile-$1.err" | ws_fold > "/results/profile-$1.folded"
   echo "profile_$1_samples=$(awk '{ t += $NF } END { print t + 0 }' "/results/profile-$1.folded")" >> /results/facts.txt
   rm -f "/tmp/perf-$1.data"
 }
 # ws_fold folds perf script's "comm [cpu]" blocks of "\tip sym (dso)"
 # frames (innermost first) into "cpu;comm;outermost;...;innermost count";
-# a frame is "sym (dso)" with spaces as _ and ; as :.
+# a frame is "sym (dso)" with spaces as _ and ; as :, and a kernel frame
+# perf could not name is its address, "0xADDR ([unknown])".
 ws_fold() {
   awk '
     function flush(  s, i) {
@@ -149,6 +152,7 @@ ws_fold() {
     }
     /^\t/ {
       f = $0; sub(/^\t[ ]*[0-9a-f]+ /, "", f); gsub(/;/, ":", f); gsub(/ /, "_", f)
+      if (f == "[unknown]_([unknown])" && $1 ~ /^ffff/) f = "0x" $1 "_([unknown])"
       fr[++n] = f; next
     }
     /^[ ]*$/ { flush(); next }
