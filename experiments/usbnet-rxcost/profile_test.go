@@ -80,3 +80,20 @@ func TestModSyms(t *testing.T) {
 		t.Error("parseModSyms took a bad address")
 	}
 }
+
+func TestInFixup(t *testing.T) {
+	k := func(s string) string { return s + "_([kernel.kallsyms])" }
+	for _, c := range []struct {
+		frames []string
+		want   bool
+	}{
+		{[]string{k("usbnet_poll"), k("cdc_ncm_rx_fixup"), k("__netdev_alloc_skb"), k("clear_page_erms")}, true},
+		{[]string{k("usbnet_poll"), k("cdc_ncm_rx_fixup"), k("memcpy_orig")}, true},
+		{[]string{k("usbnet_poll"), k("cdc_ncm_rx_fixup"), k("usbnet_skb_return"), k("napi_gro_receive"), k("tcp_v4_rcv")}, false},
+		{[]string{k("usbnet_poll"), k("rx_process"), k("usbnet_skb_return")}, false},
+	} {
+		if got := inFixup(c.frames); got != c.want {
+			t.Errorf("inFixup(%v) = %v, want %v", c.frames, got, c.want)
+		}
+	}
+}
