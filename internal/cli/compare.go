@@ -47,82 +47,115 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	type cmp struct {
-		A        string         `json:"a"`
-		B        string         `json:"b"`
-		Headline bench.Headline `json:"headline"`
-		Deltas   []bench.Delta  `json:"deltas"`
+	out, err := comparisons(pos, *va, *vb)
+	if err != nil {
+		return err
 	}
-	var out []cmp
+	return writeComparisons(env, out, *asJSON, *all)
+}
+
+// comparison is one A-against-B of compare, as --json prints it.
+type comparison struct {
+	A        string         `json:"a"`
+	B        string         `json:"b"`
+	Headline bench.Headline `json:"headline"`
+	Deltas   []bench.Delta  `json:"deltas"`
+}
+
+// comparisons reads the results the arguments name and compares them: a
+// file's variants against its first, two comma lists run by run, or two
+// files (their variants va and vb when given).
+func comparisons(pos []string, va, vb string) ([]comparison, error) {
 	switch len(pos) {
 	case 1:
-		r, err := loadComplete(pos[0])
-		if err != nil {
-			return err
-		}
-		if len(r.Variants) < 2 {
-			return usageErrorf("compare: %s has one variant; give two files, or a file from bench --variant", pos[0])
-		}
-		base := r.Variants[0].Name
-		for _, v := range r.Variants[1:] {
-			out = append(out, cmp{A: base, B: v.Name, Headline: bench.HeadlineOf(r, base, r, v.Name, true), Deltas: bench.Compare(r, base, r, v.Name)})
-		}
+		return compareVariants(pos[0])
 	case 2:
 		if strings.Contains(pos[0], ",") || strings.Contains(pos[1], ",") {
-			na, nb := len(strings.Split(pos[0], ",")), len(strings.Split(pos[1], ","))
-			if na != nb {
-				// The i-th files of A and B are one interleaved repetition:
-				// with unequal sides some would be paired with nothing.
-				return usageErrorf("compare: A has %d files and B %d: the i-th files of each side are paired, so give as many on each side", na, nb)
-			}
-			var sides [2][]*bench.Result
-			for i, list := range pos {
-				for _, f := range strings.Split(list, ",") {
-					r, err := loadComplete(f)
-					if err != nil {
-						return err
-					}
-					sides[i] = append(sides[i], r)
-				}
-			}
-			m := bench.MergeSides(sides[0], sides[1], *va, *vb)
-			out = append(out, cmp{A: "A=" + pos[0], B: "B=" + pos[1], Headline: bench.HeadlineOf(m, "A", m, "B", true), Deltas: bench.Compare(m, "A", m, "B")})
-			break
+			return compareLists(pos, va, vb)
 		}
-		a, err := loadComplete(pos[0])
-		if err != nil {
-			return err
-		}
-		b, err := loadComplete(pos[1])
-		if err != nil {
-			return err
-		}
-		for _, x := range []struct {
-			r *bench.Result
-			v string
-		}{{a, *va}, {b, *vb}} {
-			if x.v == "" {
-				continue
-			}
-			found := false
-			for _, v := range x.r.Variants {
-				found = found || v.Name == x.v
-			}
-			if !found {
-				return usageErrorf("compare: no variant %q in one of the files (see them with 'wirespeed show FILE')", x.v)
-			}
-		}
-		nameA, nameB := pos[0], pos[1]
-		if *va != "" {
-			nameA += ":" + *va
-		}
-		if *vb != "" {
-			nameB += ":" + *vb
-		}
-		out = append(out, cmp{A: nameA, B: nameB, Headline: bench.HeadlineOf(a, *va, b, *vb, false), Deltas: bench.Compare(a, *va, b, *vb)})
-	default:
-		return usageErrorf("compare: want A.json B.json, or one file with several variants")
+		return compareFiles(pos[0], pos[1], va, vb)
 	}
+	return nil, usageErrorf("compare: want A.json B.json, or one file with several variants")
+}
+
+// compareVariants compares each variant of one file with its first.
+func compareVariants(file string) ([]comparison, error) {
+	r, err := loadComplete(file)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Variants) < 2 {
+		return nil, usageErrorf("compare: %s has one variant; give two files, or a file from bench --variant", file)
+	}
+	var out []comparison
+	base := r.Variants[0].Name
+	for _, v := range r.Variants[1:] {
+		out = append(out, comparison{A: base, B: v.Name, Headline: bench.HeadlineOf(r, base, r, v.Name, true), Deltas: bench.Compare(r, base, r, v.Name)})
+	}
+	return out, nil
+}
+
+// compareLists merges the files of each comma list into one side, the
+// i-th files of A and B taken as one interleaved repetition.
+func compareLists(pos []string, va, vb string) ([]comparison, error) {
+	na, nb := len(strings.Split(pos[0], ",")), len(strings.Split(pos[1], ","))
+	if na != nb {
+		// The i-th files of A and B are one interleaved repetition:
+		// with unequal sides some would be paired with nothing.
+		return nil, usageErrorf("compare: A has %d files and B %d: the i-th files of each side are paired, so give as many on each side", na, nb)
+	}
+	var sides [2][]*bench.Result
+	for i, list := range pos {
+		for _, f := range strings.Split(list, ",") {
+			r, err := loadComplete(f)
+			if err != nil {
+				return nil, err
+			}
+			sides[i] = append(sides[i], r)
+		}
+	}
+	m := bench.MergeSides(sides[0], sides[1], va, vb)
+	return []comparison{{A: "A=" + pos[0], B: "B=" + pos[1], Headline: bench.HeadlineOf(m, "A", m, "B", true), Deltas: bench.Compare(m, "A", m, "B")}}, nil
+}
+
+// compareFiles compares two files, or the variants va and vb of them.
+func compareFiles(fileA, fileB, va, vb string) ([]comparison, error) {
+	a, err := loadComplete(fileA)
+	if err != nil {
+		return nil, err
+	}
+	b, err := loadComplete(fileB)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range []struct {
+		r *bench.Result
+		v string
+	}{{a, va}, {b, vb}} {
+		if x.v == "" {
+			continue
+		}
+		found := false
+		for _, v := range x.r.Variants {
+			found = found || v.Name == x.v
+		}
+		if !found {
+			return nil, usageErrorf("compare: no variant %q in one of the files (see them with 'wirespeed show FILE')", x.v)
+		}
+	}
+	nameA, nameB := fileA, fileB
+	if va != "" {
+		nameA += ":" + va
+	}
+	if vb != "" {
+		nameB += ":" + vb
+	}
+	return []comparison{{A: nameA, B: nameB, Headline: bench.HeadlineOf(a, va, b, vb, false), Deltas: bench.Compare(a, va, b, vb)}}, nil
+}
+
+// writeComparisons prints the comparisons (their JSON, or the headlines
+// and with all every metric's test) and fails when one draws no verdict.
+func writeComparisons(env Env, out []comparison, asJSON, all bool) error {
 	// A side without throughput draws no verdict, and a script must not
 	// read one into exit 0.
 	var noVerdict error
@@ -131,7 +164,7 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 			noVerdict = fmt.Errorf("no verdict: %s or %s has no throughput figure: check it with 'wirespeed show', and run its bench again", c.A, c.B)
 		}
 	}
-	if *asJSON {
+	if asJSON {
 		if err := writeJSON(env, out); err != nil {
 			return err
 		}
@@ -147,7 +180,7 @@ func runCompare(ctx context.Context, env Env, args []string) error {
 	if noVerdict != nil {
 		return noVerdict
 	}
-	if !*all {
+	if !all {
 		fmt.Fprintln(env.Stdout, "(every metric with its test: add --all)")
 		return nil
 	}

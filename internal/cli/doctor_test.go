@@ -24,6 +24,7 @@ func TestDoctorBadInput(t *testing.T) {
 		{[]string{"doctor", "--from", rpiFixture, "wlan0"}, ExitUsage, `unknown interface "wlan0"`},
 		{[]string{"doctor", "--from", rpiFixture, "--fail-on", "info"}, ExitUsage, "--fail-on: want warn or crit"},
 		{[]string{"doctor", "--from", rpiFixture, "--observe", "5s"}, ExitUsage, "cannot be observed"},
+		{[]string{"doctor", "--result", vmResult, "--observe", "5s"}, ExitUsage, "--observe and --result both give an observation"},
 		{[]string{"doctor", "--from", "/nonexistent/snap.tar.gz"}, ExitFail, "no such file"},
 		{[]string{"doctor", "--result", "/nonexistent/r.json"}, ExitFail, "no such file"},
 		{[]string{"doctor", "--result", vmResult, "nosuch0"}, ExitUsage, `unknown interface "nosuch0": not in the snapshot local of`},

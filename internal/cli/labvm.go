@@ -76,110 +76,31 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 		return nil
 	}
 	fs := newFlagSet(c, env)
-	dur := fs.String("t", "10s", "load time of each bench run in the guest")
-	fs.StringVar(dur, "duration", "10s", "same as -t")
-	streams := fs.Int("P", 2, "parallel streams (iperf3 -P)")
-	dir := fs.String("direction", "both", "send (guest device -> peer), receive, or both (two bench runs)")
-	cycles := fs.Int("cycles", 30, "usbnet-stress: disruptions to run")
-	busRate := fs.Int("bus-rate", 0, "usb-gadget, bql, usbnet-stress: cap the dummy_hcd bus at MBIT Mbit/s (needs the lab dummy_hcd in --modules-dir: kernel/usbnet/build.sh --lab-bus)")
-	steps := fs.String("steps", "", "usbnet-stress: comma list of disruptions to take in turn (default "+strings.Join(vm.StressSteps, ",")+")")
-	speed := fs.String("speed", "", "dummy_hcd link speed for usb-gadget and bql: super (default), high or full")
-	tunnels := fs.Int("tunnels", 4, "wireguard: tunnels (one iperf3 flow each)")
-	threaded := fs.String("threaded", "", "threaded NAPI on or off for the device under test (usb-gadget, bql, usb-nic) or the WireGuard devices (default: the kernel's)")
-	out := fs.String("out", "", "directory for the results (default wirespeed-vm-SCENARIO-DATE-TIME)")
-	kver := fs.String("kernel-version", "", "Debian kernel: a family, 6.1 (bookworm's default), 6.12 or 7.x (Debian 13's trixie-backports, 7.0-7.3), for its newest, or a release, e.g. 6.12.117, 6.1.0-56 or 7.3.4 (default: the newest 6.12 apt knows)")
-	kimg := fs.String("kernel", "", "boot this kernel image instead of Debian's (needs --modules)")
-	kmods := fs.String("modules", "", "the lib/modules/RELEASE tree of --kernel (with modules.dep)")
-	mdir := fs.String("modules-dir", "", "directory of .ko files that replace the kernel's modules of the same name")
-	var loads []string
-	fs.Func("load", "load a module before the scenario: 'NAME [param=value ...]' (repeatable)", func(s string) error {
-		loads = append(loads, s)
-		return nil
-	})
-	exe := fs.String("exec", "", "boot scenario: shell command to run in the guest")
-	wsBin := fs.String("wirespeed", "", "static wirespeed binary for the guest (default: this one)")
-	cache := fs.String("cache", vm.DefaultCacheDir(), "cache for kernels and initramfs images")
-	timeout := fs.String("timeout", "0", "hard limit for the guest (0: estimated from the scenario)")
-	arch := fs.String("arch", "amd64", "guest architecture: amd64, or arm64 (Debian's arm64 kernel and packages, the arm64 binary of make cross)")
-	machine := fs.String("machine", "", "board: pc (amd64); raspi3b (arm64 default: a Raspberry Pi 3 B, the Pi's interrupt controllers and DWC2 USB) or virt (a Pi 4-class Cortex-A72 with a GICv2 and xHCI on PCIe)")
-	cpus := fs.Int("cpus", 0, "vCPUs (default 2; raspi3b has 4)")
-	mem := fs.Int("mem", 0, "guest memory in MB (default 1024, which raspi3b has)")
-	accel := fs.String("accel", "auto", "auto (KVM when it works, else tcg-single for x86 guests and tcg for arm64 ones), kvm, tcg (multi-threaded; an x86 guest's text patching crashes some boots with Oops: int3), tcg-single or tcg-icount (tcg-single with -icount shift=0,sleep=off: host load does not skew the guest's clock)")
-	appendArgs := fs.String("append", "", "extra kernel command line, e.g. 'watchdog_thresh=2'")
-	raw := fs.Bool("raw-iperf3", false, "run iperf3 -J in the guest instead of wirespeed bench")
-	profile := fs.Bool("profile", false, "sample every vCPU during each bench with this host's perf (amd64 guests) into OUT/profile-DIRECTION.folded")
-	noPin := fs.Bool("no-pin-tracepoints", false, "do not enable observe's tracepoints at boot (they are, to avoid kernel text patching under load; see docs)")
-	tuneArgs := fs.String("tune", "", "usb-nic: run 'wirespeed tune apply usb0 --peer 198.18.3.1 ARGS' after the bench, then tune persist and a USB re-plug, e.g. '--direction receive --pairs 3'")
-	benchArgs := fs.String("bench-args", "", "extra 'wirespeed bench' flags for the guest, e.g. '--repeat 3'")
-	ab := fs.Bool("ab", false, "A/B: run the scenario twice, stock modules into OUT/stock, then --modules-dir's into OUT/modules (add --bench-args '--repeat 3' for compare's t-test)")
-	console := fs.Bool("console", false, "copy the guest console to stderr while it runs")
-	asJSON := fs.Bool("json", false, "print vm.json (the run's outcome) on stdout")
+	f := addLabVMFlags(fs) // labvm_flags.go
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if *out != "" {
-		if err := existingDir("--out", strings.TrimSuffix(*out, "/")); err != nil {
-			return err
-		}
-	}
-	if len(pos) != 1 {
-		return usageErrorf("lab vm: want one scenario: %s (or 'list')", strings.Join(vm.ScenarioNames(), ", "))
-	}
-	if _, err := vm.Lookup(pos[0]); err != nil {
-		return &UsageError{Err: err}
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	// Every number is checked before anything is started, so a bad one
-	// costs no boot and is not replaced by the guest script's default.
-	for _, n := range []struct {
-		flag      string
-		v, lo, hi int
-		what      string
-	}{{"cycles", *cycles, 1, 100000, "disruptions"}, {"P", *streams, 1, 128, "streams"}, {"tunnels", *tunnels, 1, 64, "tunnels"},
-		{"cpus", *cpus, 1, 64, "vCPUs"}, {"mem", *mem, 256, 1 << 20, "MB"}} {
-		if set[n.flag] && (n.v < n.lo || n.v > n.hi) {
-			return usageErrorf("lab vm: %s %d: want %d-%d %s", dashed(n.flag), n.v, n.lo, n.hi, n.what)
-		}
-	}
-	d, err := parseDurationFlag("t", *dur)
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	cfg, err := f.config(env, pos)
 	if err != nil {
 		return err
 	}
-	to, err := parseDurationFlag("timeout", *timeout)
-	if err != nil {
-		return err
-	}
-	if set["t"] || set["duration"] {
-		if d < time.Second || d > time.Hour {
-			return usageErrorf("lab vm: -t %v: want 1s to 1h", d)
-		}
-	}
-	if to != 0 && to < 10*time.Second {
-		return usageErrorf("lab vm: --timeout %v: want 0 (estimated from the scenario) or 10s or more: a guest boots in seconds to minutes", to)
-	}
-	cfg := vm.Config{
-		Options: vm.Options{Scenario: pos[0], Arch: *arch, Machine: *machine, Duration: d, Streams: *streams, Direction: *dir, Speed: *speed, Cycles: *cycles, Steps: splitList(*steps), BusRate: *busRate, Tunnels: *tunnels, Threaded: *threaded,
-			Load: loads, Exec: *exe, RawIperf3: *raw, NoPin: *noPin, BenchArgs: strings.Fields(*benchArgs), Tune: *tuneArgs, Profile: *profile},
-		CacheDir: *cache, KernelRelease: *kver, KernelImage: *kimg, ModulesPath: *kmods, ModulesDir: *mdir,
-		Wirespeed: *wsBin, OutDir: *out, Timeout: to, CPUs: *cpus, MemMB: *mem, Accel: *accel, Append: *appendArgs,
-		Logf: func(f string, a ...any) { fmt.Fprintf(env.Stderr, "lab vm: "+f+"\n", a...) },
-	}
-	if *console {
-		cfg.Console = env.Stderr
-	}
-	if err := cfg.Validate(); err != nil {
-		return &UsageError{Err: err}
-	}
-	if *ab {
-		return runLabVMAB(ctx, env, cfg, *asJSON)
+	if *f.ab {
+		return runLabVMAB(ctx, env, cfg, *f.asJSON)
 	}
 	res, runErr := vm.Run(ctx, cfg)
 	if res == nil {
 		return runErr
 	}
-	if *asJSON {
+	return finishLabVM(env, res, runErr, *f.asJSON)
+}
+
+// finishLabVM prints the outcome (vm.json with asJSON) and says whether
+// the scenario failed, and how: a guard (a panic, an Oops, ...) is FAILED.
+func finishLabVM(env Env, res *vm.Outcome, runErr error, asJSON bool) error {
+	if asJSON {
 		if err := writeJSON(env, res); err != nil {
 			return err
 		}
