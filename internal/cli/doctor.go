@@ -55,6 +55,9 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseEmptyOf(fs, "", "from", "result"); err != nil {
+		return err
+	}
 	in, obsDesc, err := readDoctorInput(ctx, env, f, ifaces)
 	if err != nil {
 		return err

@@ -30,6 +30,13 @@ func TestDoctorBadInput(t *testing.T) {
 		{[]string{"doctor", "--result", vmResult, "nosuch0"}, ExitUsage, `unknown interface "nosuch0": not in the snapshot local of`},
 		{[]string{"doctor", "--from", rpiFixture, "--fail-on", "warn"}, ExitFail, "a finding is warn (--fail-on warn)"},
 		{[]string{"doctor", "--from", rpiFixture, "--fail-on", "crit"}, ExitOK, ""},
+		// an empty FILE is a mistake, not "this host"
+		{[]string{"doctor", "--from", ""}, ExitUsage, "--from is empty"},
+		{[]string{"doctor", "--result", " "}, ExitUsage, "--result is empty"},
+		{[]string{"inspect", "--from", ""}, ExitUsage, "--from is empty"},
+		{[]string{"inspect", "--save", ""}, ExitUsage, "--save is empty"},
+		{[]string{"lab", "vm", "usb-gadget", "--out", ""}, ExitUsage, "--out is empty"},
+		{[]string{"lab", "vm", "usb-gadget", "--modules-dir", ""}, ExitUsage, "--modules-dir is empty"},
 	} {
 		code, _, errOut := run(c.args...)
 		if code != c.code || !strings.Contains(errOut, c.msg) {

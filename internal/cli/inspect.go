@@ -47,6 +47,9 @@ func runInspect(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseEmptyOf(fs, "", "from", "save"); err != nil {
+		return err
+	}
 	if *save != "" && *from != "" {
 		return usageErrorf("--save and --from do not go together (a snapshot is re-read as it is)")
 	}

@@ -83,6 +83,9 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if err := refuseEmptyOf(fs, "lab vm: ", "out", "kernel", "modules", "modules-dir", "wirespeed", "cache", "exec", "kernel-version"); err != nil {
+		return err
+	}
 	cfg, err := f.config(env, pos)
 	if err != nil {
 		return err
