@@ -68,6 +68,11 @@ type comparison struct {
 func comparisons(pos []string, va, vb string) ([]comparison, error) {
 	switch len(pos) {
 	case 1:
+		if va != "" || vb != "" {
+			// one file compares every variant with its first: --a/--b pick
+			// nothing there
+			return nil, usageErrorf("compare: --a and --b pick the variants of two files; with one file every variant is compared with its first: leave them out")
+		}
 		return compareVariants(pos[0])
 	case 2:
 		if strings.Contains(pos[0], ",") || strings.Contains(pos[1], ",") {

@@ -113,6 +113,9 @@ func runLabDown(env Env, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(pos) > 1 || (*all && len(pos) > 0) {
+		return usageErrorf("lab down takes one lab's name, or --all alone (got %q)", strings.Join(pos, " "))
+	}
 	if err := lab.Check(); err != nil {
 		return err
 	}

@@ -70,6 +70,9 @@ func runLabVM(ctx context.Context, env Env, args []string) error {
 	// Its own usage text for -h.
 	c := &Command{Name: "lab vm", Usage: labVMUsage}
 	if len(args) > 0 && args[0] == "list" {
+		if len(args) > 1 {
+			return usageErrorf("lab vm list takes no arguments (got %q)", args[1])
+		}
 		for _, n := range vm.ScenarioNames() {
 			fmt.Fprintf(env.Stdout, "%-11s %s\n", n, vm.ScenarioSummary(n))
 		}

@@ -29,6 +29,10 @@ func TestLabVMBadInput(t *testing.T) {
 		{[]string{"lab", "vm", "bql", "--bus-rate", "-5"}, ExitUsage, []string{"want 1-100000 Mbit/s"}},
 		{[]string{"lab", "vm", "usbnet-stress", "--steps", "rebind,explode"}, ExitUsage, []string{`step "explode"`, "downsuspend"}},
 		{[]string{"lab", "vm", "bql", "--accel", "fast"}, ExitUsage, []string{"tcg-icount"}},
+		{[]string{"lab", "vm", "list", "extra"}, ExitUsage, []string{"takes no arguments"}},
+		{[]string{"lab", "vm", "boot", "--profile"}, ExitUsage, []string{"--profile samples the bench runs"}},
+		{[]string{"lab", "down", "a", "b"}, ExitUsage, []string{"one lab's name"}},
+		{[]string{"lab", "down", "--all", "a"}, ExitUsage, []string{"--all alone"}},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), tc.args, &out, &errb)
