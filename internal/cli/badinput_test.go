@@ -46,6 +46,7 @@ func TestUnclearMessages(t *testing.T) {
 		{[]string{"doctor", "--observe", "-5s"}, ExitUsage, []string{"--observe -5s"}, ""},
 		{[]string{"compare", vmResult + "," + vmResult, vmResult}, ExitUsage, []string{"A has 2 files and B 1", "as many on each side"}, ""},
 		{[]string{"compare", "--a", "x", vmResult}, ExitUsage, []string{"--a and --b pick the variants of two files"}, ""},
+		{[]string{"tune", "apply", "lo", "--verify-timeout", "abc"}, ExitUsage, []string{`--verify-timeout "abc": not a duration`}, "parse error"},
 		{[]string{"report", vmResult, "--flent", "/proc/x"}, ExitUsage, []string{"/proc/x", "writable directory"}, "/proc/."},
 		{[]string{"bench", "--bogus"}, ExitUsage, []string{"unknown flag --bogus", "wirespeed bench -h"}, ""},
 		{[]string{"bench", "--port", "0"}, ExitUsage, []string{"--port 0", "want 1-65535"}, ""},

@@ -14,6 +14,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Exit codes shared by all commands.
@@ -143,6 +144,8 @@ func flagError(fs *flag.FlagSet, err error) error {
 					want = "want a number"
 				case bool:
 					want = "want true or false (or leave the value out)"
+				case time.Duration:
+					want = "not a duration (use e.g. 10s, 500ms, 1m)"
 				}
 			}
 		}
