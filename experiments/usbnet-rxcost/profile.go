@@ -245,7 +245,14 @@ type profile struct {
 	// with (usbnet_skb_return on): parsing the NTB, allocating, zeroing
 	// and copying each datagram, whatever category those frames fall in.
 	fixup int
+	// recv: samples of the receive side a usbnet change could touch at
+	// most: the receive categories and rx_fixup's own work (a sum of the
+	// above, per sample, so nothing is counted twice).
+	recv int
 }
+
+// receiver lists the receive side's categories.
+var receiver = map[string]bool{catCopy: true, catDUTRX: true, catGRO: true, catTCPRX: true, catRecvApp: true}
 
 // modSyms names kernel addresses from the modules' lines of a guest's
 // /proc/kallsyms ("ADDR TYPE NAME\t[MODULE]"), sorted by address.
@@ -328,9 +335,14 @@ func readFolded(b []byte, syms *modSyms) (profile, error) {
 			frames[k] = syms.resolve(frames[k])
 		}
 		p.total += cnt
-		p.cat[classify(frames)] += cnt
-		if inFixup(frames) {
+		c := classify(frames)
+		p.cat[c] += cnt
+		fix := inFixup(frames)
+		if fix {
 			p.fixup += cnt
+		}
+		if fix || receiver[c] {
+			p.recv += cnt
 		}
 		p.perCPU[parts[0]] += cnt
 	}
@@ -358,9 +370,15 @@ func profileTable(names []string, profs []profile) string {
 	busy := []string{"busy (not idle)"}
 	send := []string{"sender half, % of busy"}
 	fix := []string{"of all: rx_fixup's own work (parse, alloc, zero, copy)"}
+	recv := []string{"receive side, % of busy (copy, usbnet RX, GRO, TCP receive, app's copy, rx_fixup's work)"}
 	total := []string{"samples"}
 	for _, p := range profs {
 		fix = append(fix, pct(p, p.fixup))
+		if b := p.total - p.cat[catIdle]; b > 0 {
+			recv = append(recv, fmt.Sprintf("%.1f", 100*float64(p.recv)/float64(b)))
+		} else {
+			recv = append(recv, "-")
+		}
 		b := p.total - p.cat[catIdle]
 		s := 0
 		for c := range sender {
@@ -374,7 +392,7 @@ func profileTable(names []string, profs []profile) string {
 		}
 		total = append(total, strconv.Itoa(p.total))
 	}
-	rows = append(rows, busy, send, fix, total)
+	rows = append(rows, busy, send, recv, fix, total)
 	return mdtab.Table(header, rows)
 }
 

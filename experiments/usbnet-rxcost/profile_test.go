@@ -44,7 +44,7 @@ func TestClassify(t *testing.T) {
 
 func TestReadFolded(t *testing.T) {
 	p, err := readFolded([]byte("0;iperf3;"+"x_([kernel.kallsyms]);tcp_recvmsg_([kernel.kallsyms]) 3\n1;swapper;do_idle_([kernel.kallsyms]);pv_native_safe_halt_([kernel.kallsyms]) 5\n"), nil)
-	if err != nil || p.total != 8 || p.cat[catRecvApp] != 3 || p.cat[catIdle] != 5 || p.perCPU["1"] != 5 {
+	if err != nil || p.total != 8 || p.cat[catRecvApp] != 3 || p.cat[catIdle] != 5 || p.perCPU["1"] != 5 || p.recv != 3 {
 		t.Errorf("readFolded: %+v, %v", p, err)
 	}
 	for _, bad := range []string{"0;x;y\n", "0;x;y z\n", "nocomm 3\n", "0;x;y -1\n"} {
@@ -95,5 +95,18 @@ func TestInFixup(t *testing.T) {
 		if got := inFixup(c.frames); got != c.want {
 			t.Errorf("inFixup(%v) = %v, want %v", c.frames, got, c.want)
 		}
+	}
+}
+
+// The receive side counts rx_fixup's allocations (memory, zeroing) once,
+// with the receive categories, and nothing of the sender's.
+func TestReceiveSide(t *testing.T) {
+	b := []byte("0;k;usbnet_poll_([kernel.kallsyms]);cdc_ncm_rx_fixup_([kernel.kallsyms]);__netdev_alloc_skb_([kernel.kallsyms]) 4\n" +
+		"0;k;usbnet_poll_([kernel.kallsyms]);cdc_ncm_rx_fixup_([kernel.kallsyms]);memcpy_orig_([kernel.kallsyms]) 2\n" +
+		"0;k;napi_gro_receive_([kernel.kallsyms]);dev_gro_receive_([kernel.kallsyms]) 3\n" +
+		"0;k;tcp_sendmsg_([kernel.kallsyms]);skb_page_frag_refill_([kernel.kallsyms]);clear_page_erms_([kernel.kallsyms]) 5\n")
+	p, err := readFolded(b, nil)
+	if err != nil || p.recv != 9 || p.fixup != 6 || p.cat[catMemory] != 4 || p.cat[catZero] != 5 {
+		t.Errorf("receive side: %+v, %v; want recv 9, fixup 6", p, err)
 	}
 }
