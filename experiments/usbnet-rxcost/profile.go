@@ -124,7 +124,7 @@ func isIdle(sym string) bool {
 
 // isCopy: the kernel's memory copy routines.
 func isCopy(sym string) bool {
-	return oneOf(sym, "memcpy", "__memcpy", "memcpy_orig", "memmove", "__memmove", "memcpy_erms", "fast_string_memcpy")
+	return oneOf(sym, "memcpy", "__memcpy", "memcpy_orig", "memmove", "__memmove", "memcpy_erms", "fast_string_memcpy", "__pi_memcpy", "__pi_memmove")
 }
 
 // frameCategory is a frame's category, or "" when the frame says nothing.
@@ -183,10 +183,9 @@ func classify(frames []string) string {
 	switch {
 	case isIdle(in.sym):
 		return catIdle
-	case oneOf(in.sym, "clear_page_erms", "clear_page_rep", "clear_page_orig", "clear_highpages_kasan_tagged", "clear_page", "kernel_init_pages"):
+	case oneOf(in.sym, "clear_page_erms", "clear_page_rep", "clear_page_orig", "clear_highpages_kasan_tagged", "clear_page", "__pi_clear_page", "kernel_init_pages"):
 		return catZero
-	case oneOf(in.sym, "handle_softirqs", "__irq_exit_rcu", "irq_exit_rcu") && len(frames) >= 3 &&
-		strings.HasPrefix(parseFrame(frames[len(frames)-3]).sym, "sysvec_"):
+	case oneOf(in.sym, "handle_softirqs", "__irq_exit_rcu", "irq_exit_rcu") && underIRQEntry(frames):
 		// interrupts come back on here after a hard interrupt: its time
 		// (the sampling timer's own, the tick) lands on this frame
 		return catHardIRQ
@@ -202,6 +201,19 @@ func classify(frames []string) string {
 		}
 	}
 	return catOtherKern
+}
+
+// underIRQEntry: a hard interrupt's entry is within the four frames
+// outside the innermost (x86's sysvec_*, arm64's el1/el0 interrupt entry).
+func underIRQEntry(frames []string) bool {
+	for j := len(frames) - 2; j >= 0 && j >= len(frames)-5; j-- {
+		s := parseFrame(frames[j]).sym
+		if strings.HasPrefix(s, "sysvec_") || oneOf(s, "el1_interrupt", "el0_interrupt", "__el1_irq", "__el0_irq_handler_common",
+			"el1h_64_irq_handler", "el0t_64_irq_handler", "gic_handle_irq", "do_interrupt_handler", "irq_exit_rcu") {
+			return true
+		}
+	}
+	return false
 }
 
 // sideOf tells a completion of usbnet's from one of u_ether's by what

@@ -33,6 +33,9 @@ func TestClassify(t *testing.T) {
 		{[]string{k("perf_trace_softirq"), k("trace_call_bpf"), "bpf_prog_ab_tp_(bpf_prog_ab_tp)"}, catTracing},
 		{[]string{"main_(/usr/bin/iperf3)", "write_(/lib/x86_64-linux-gnu/libc.so.6)"}, catUser},
 		{[]string{k("kthread"), k("worker_thread"), k("some_function")}, catOtherKern},
+		// arm64's interrupt entry
+		{[]string{k("el1h_64_irq"), k("el1h_64_irq_handler"), k("el1_interrupt"), k("irq_exit_rcu"), k("__irq_exit_rcu"), k("handle_softirqs")}, catHardIRQ},
+		{[]string{k("cpu_startup_entry"), k("do_idle"), k("default_idle_call"), k("cpu_do_idle")}, catIdle},
 		// a module named by perf
 		{[]string{k("net_rx_action"), "usbnet_poll_([usbnet])", "cdc_ncm_rx_fixup_([cdc_ncm])"}, catDUTRX},
 	} {

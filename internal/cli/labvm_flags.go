@@ -55,7 +55,7 @@ func addLabVMFlags(fs *flag.FlagSet) *labVMFlags {
 	f.accel = fs.String("accel", "auto", "auto (KVM when it works, else tcg-single for x86 guests and tcg for arm64 ones), kvm, tcg (multi-threaded; an x86 guest's text patching crashes some boots with Oops: int3), tcg-single or tcg-icount (tcg-single with -icount shift=0,sleep=off: host load does not skew the guest's clock)")
 	f.appendArgs = fs.String("append", "", "extra kernel command line, e.g. 'watchdog_thresh=2'")
 	f.raw = fs.Bool("raw-iperf3", false, "run iperf3 -J in the guest instead of wirespeed bench")
-	f.profile = fs.Bool("profile", false, "sample every vCPU during each bench with this host's perf (amd64 guests) into OUT/profile-DIRECTION.folded")
+	f.profile = fs.Bool("profile", false, "sample every vCPU during each bench with perf (this host's, or Debian's linux-perf for an arm64 guest) into OUT/profile-DIRECTION.folded")
 	f.noPin = fs.Bool("no-pin-tracepoints", false, "do not enable observe's tracepoints at boot (they are, to avoid kernel text patching under load; see docs)")
 	f.tuneArgs = fs.String("tune", "", "usb-nic: run 'wirespeed tune apply usb0 --peer 198.18.3.1 ARGS' after the bench, then tune persist and a USB re-plug, e.g. '--direction receive --pairs 3'")
 	f.benchArgs = fs.String("bench-args", "", "extra 'wirespeed bench' flags for the guest, e.g. '--repeat 3'")

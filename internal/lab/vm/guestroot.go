@@ -65,25 +65,45 @@ func parseDepends(out string) []string {
 // nothing is installed). It is kept in the cache and made again when the
 // package list changes.
 func GuestRoot(ctx context.Context, cache, arch string, logf func(string, ...any)) (string, error) {
+	return guestRoot(ctx, cache, arch, nil, logf)
+}
+
+// perfPackages are what --profile adds to a foreign guest's programs:
+// perf and the libraries it links (libperl and libslang among them, which
+// guestLibPackage leaves out otherwise). They make a root of their own,
+// guest-ARCH-perf, so the plain root stays as it is.
+var perfPackages = []string{"linux-perf"}
+
+func perfLibPackage(name string) bool {
+	return strings.HasPrefix(name, "libperl5") || strings.HasPrefix(name, "libslang2")
+}
+
+// guestRoot is GuestRoot with extra packages (perfPackages, or none).
+func guestRoot(ctx context.Context, cache, arch string, extra []string, logf func(string, ...any)) (string, error) {
 	apt, err := aptFor(ctx, cache, arch, logf)
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "guest-"+arch)
+	pkgs := append(append([]string(nil), guestPackages...), extra...)
+	name := "guest-" + arch
+	if len(extra) > 0 {
+		name += "-perf"
+	}
+	dir := filepath.Join(cache, name)
 	root := filepath.Join(dir, "root")
 	// the key changes with what goes in: the packages and guestLibPackage's rule
-	key := "v2 " + strings.Join(guestPackages, " ") + "\n"
+	key := "v2 " + strings.Join(pkgs, " ") + "\n"
 	if b, err := os.ReadFile(filepath.Join(dir, "ready")); err == nil && strings.HasPrefix(string(b), key) {
 		return root, nil
 	}
 	args := []string{"depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts", "--no-breaks", "--no-replaces", "--no-enhances"}
-	out, err := apt.command(ctx, "apt-cache", append(args, guestPackages...)...).Output()
+	out, err := apt.command(ctx, "apt-cache", append(args, pkgs...)...).Output()
 	if err != nil {
-		return "", fmt.Errorf("%w: apt-cache depends %s for %s: %v", ErrNoKernelPackage, strings.Join(guestPackages, " "), arch, err)
+		return "", fmt.Errorf("%w: apt-cache depends %s for %s: %v", ErrNoKernelPackage, strings.Join(pkgs, " "), arch, err)
 	}
-	want := append([]string(nil), guestPackages...)
+	want := append([]string(nil), pkgs...)
 	for _, n := range parseDepends(string(out)) {
-		if guestLibPackage(n) {
+		if guestLibPackage(n) || (len(extra) > 0 && perfLibPackage(n)) {
 			want = append(want, n)
 		}
 	}
@@ -94,15 +114,15 @@ func GuestRoot(ctx context.Context, cache, arch string, logf func(string, ...any
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	logf("downloading the %s guest's programs: %d packages (%s and their libraries)", arch, len(want), strings.Join(guestPackages, ", "))
+	logf("downloading the %s guest's programs: %d packages (%s and their libraries)", arch, len(want), strings.Join(pkgs, ", "))
 	cmd := apt.command(ctx, "apt-get", append([]string{"download", "-q"}, want...)...)
 	cmd.Dir = debs
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%w: apt-get download for the %s guest: %v: %s", ErrNoKernelPackage, arch, err, lastLines(string(b), 3))
 	}
 	files, _ := filepath.Glob(filepath.Join(debs, "*.deb"))
-	if len(files) < len(guestPackages) {
-		return "", fmt.Errorf("apt-get download left %d packages in %s, want at least %d", len(files), debs, len(guestPackages))
+	if len(files) < len(pkgs) {
+		return "", fmt.Errorf("apt-get download left %d packages in %s, want at least %d", len(files), debs, len(pkgs))
 	}
 	sort.Strings(files)
 	var have []string

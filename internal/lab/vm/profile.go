@@ -7,23 +7,29 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // findPerf returns the perf program --profile puts into the guest: this
-// host's perf, the ELF binary itself. Debian from 13 (and Ubuntu) install
-// /usr/bin/perf as a shell script that runs perf_VERSION for the running
-// kernel; the guest has no such shell logic, so the newest perf_* ELF next
-// to it is taken then.
-func findPerf(arch string) (string, error) {
-	if arch != hostArch() {
-		return "", fmt.Errorf("--profile: no perf for %s guests (this host's perf is %s)", arch, hostArch())
-	}
-	p, err := exec.LookPath("perf")
-	if err != nil {
-		return "", fmt.Errorf("--profile needs perf on this host: apt-get install linux-perf")
-	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		p = r
+// host's perf for a guest of its architecture (root ""), else the one of
+// a foreign guest's root (guestRoot with perfPackages), the ELF binary
+// itself either way. Debian from 13 (and Ubuntu) install /usr/bin/perf
+// as a shell script that runs perf_VERSION for the running kernel; the
+// guest has no such shell logic, so the newest perf_* ELF next to it is
+// taken then.
+func findPerf(root string) (string, error) {
+	var p string
+	if root == "" {
+		lp, err := exec.LookPath("perf")
+		if err != nil {
+			return "", fmt.Errorf("--profile needs perf on this host: apt-get install linux-perf")
+		}
+		if r, err := filepath.EvalSymlinks(lp); err == nil {
+			lp = r
+		}
+		p = lp
+	} else {
+		p = inRoot(root, "/usr/bin/perf")
 	}
 	if isELF(p) {
 		return p, nil
@@ -35,5 +41,9 @@ func findPerf(arch string) (string, error) {
 			return c, nil
 		}
 	}
-	return "", fmt.Errorf("--profile: %s is not a perf binary and no perf_VERSION program is next to it: apt-get install linux-perf", p)
+	where := "this host"
+	if root != "" {
+		where = "the guest's packages in " + root
+	}
+	return "", fmt.Errorf("--profile: %s is not a perf binary and no perf_VERSION program is next to it in %s: %s", strings.TrimPrefix(p, root), where, "apt-get install linux-perf")
 }

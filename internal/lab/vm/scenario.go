@@ -65,8 +65,8 @@ type Options struct {
 	Tune string `json:"tune,omitempty"`
 	// Profile samples every vCPU during each bench with perf record
 	// (cpu-clock, call chains) and returns the folded stacks as
-	// profile-DIRECTION.folded; the perf binary is the host's, so amd64
-	// guests only.
+	// profile-DIRECTION.folded; the perf binary is the host's, or for a
+	// foreign guest Debian's linux-perf of its architecture.
 	Profile bool `json:"profile,omitempty"`
 }
 

@@ -211,9 +211,6 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("accel %q: want auto, kvm, tcg, tcg-single or tcg-icount", c.Accel)
 	}
-	if c.Profile && c.Arch != hostArch() {
-		return fmt.Errorf("--profile puts this host's perf into the guest: %s guests only (this host is %s), not %s", hostArch(), hostArch(), c.Arch)
-	}
 	if c.Accel == "kvm" && c.Arch != hostArch() {
 		return fmt.Errorf("--accel kvm runs %s guests on an %s host only; this host is %s: use tcg", c.Arch, c.Arch, hostArch())
 	}
@@ -337,7 +334,11 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 		if wsBin, err = guestWirespeed(wsBin, c.Arch); err != nil {
 			return nil, err
 		}
-		if root, err = GuestRoot(ctx, c.CacheDir, c.Arch, c.logf); err != nil {
+		var extra []string
+		if c.Profile {
+			extra = perfPackages
+		}
+		if root, err = guestRoot(ctx, c.CacheDir, c.Arch, extra, c.logf); err != nil {
 			return nil, err
 		}
 		if tools, err = findTools(root, wsBin); err != nil {
@@ -345,7 +346,7 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 		}
 	}
 	if c.Profile {
-		if tools.Perf, err = findPerf(c.Arch); err != nil {
+		if tools.Perf, err = findPerf(root); err != nil {
 			return nil, err
 		}
 	}
