@@ -47,6 +47,8 @@ func TestUnclearMessages(t *testing.T) {
 		{[]string{"compare", vmResult + "," + vmResult, vmResult}, ExitUsage, []string{"A has 2 files and B 1", "as many on each side"}, ""},
 		{[]string{"compare", "--a", "x", vmResult}, ExitUsage, []string{"--a and --b pick the variants of two files"}, ""},
 		{[]string{"tune", "apply", "lo", "--verify-timeout", "abc"}, ExitUsage, []string{`--verify-timeout "abc": not a duration`}, "parse error"},
+		{[]string{"tune", "apply", "lo", "--peer", "198.18.0.1", "--duration", "soon"}, ExitUsage, []string{`--duration "soon": not a duration`}, ""},
+		{[]string{"tune", "apply", "lo", "--peer", "198.18.0.1", "--duration", "0.5"}, ExitUsage, []string{"want 1s or more"}, ""},
 		{[]string{"report", vmResult, "--flent", "/proc/x"}, ExitUsage, []string{"/proc/x", "writable directory"}, "/proc/."},
 		{[]string{"bench", "--bogus"}, ExitUsage, []string{"unknown flag --bogus", "wirespeed bench -h"}, ""},
 		{[]string{"bench", "--port", "0"}, ExitUsage, []string{"--port 0", "want 1-65535"}, ""},

@@ -123,8 +123,11 @@ func (f *tuneApplyFlags) check(fs *flag.FlagSet) (tuneJudge, error) {
 	if *f.pairs < 2 || *f.pairs > 100 {
 		return j, usageErrorf("tune apply: --pairs %d: want 2-100 (the paired test needs two pairs)", *f.pairs)
 	}
-	d, err := time.ParseDuration(*f.dur)
-	if err != nil || d < time.Second {
+	d, err := parseDurationFlag("duration", *f.dur) // plain seconds too, as bench's -t
+	if err != nil {
+		return j, err
+	}
+	if d < time.Second {
 		return j, usageErrorf("tune apply: --duration %q: want 1s or more", *f.dur)
 	}
 	if *f.dir != bench.DirSend && *f.dir != bench.DirReceive {
