@@ -124,7 +124,7 @@ func isIdle(sym string) bool {
 
 // isCopy: the kernel's memory copy routines.
 func isCopy(sym string) bool {
-	return oneOf(sym, "memcpy", "__memcpy", "memcpy_orig", "memmove", "__memmove", "memcpy_erms", "fast_string_memcpy", "__pi_memcpy", "__pi_memmove")
+	return oneOf(sym, "memcpy", "__memcpy", "memcpy_orig", "memmove", "__memmove", "memcpy_erms", "fast_string_memcpy", "__pi_memcpy", "__pi_memmove", "__pi_memcpy_generic", "__memcpy_generic")
 }
 
 // frameCategory is a frame's category, or "" when the frame says nothing.
