@@ -570,7 +570,9 @@ work="$tree/drivers/net/usb"
 	echo "asix-y := asix_devices.o asix_common.o ax88172a.o"
 } >"$work/Kbuild"
 
-say "building $(echo "$modules" | wc -w) modules for $kver (Linux $kpl) from $srcname with ${#series_patches[@]} patches of patches/$family"
+extra_note=""
+[ "${#extra_patches[@]}" -gt 0 ] && extra_note=" and ${#extra_patches[@]} --extra-patch (lab): $(for p in "${extra_patches[@]}"; do basename "$p"; done | tr '\n' ' ')"
+say "building $(echo "$modules" | wc -w) modules for $kver (Linux $kpl) from $srcname with ${#series_patches[@]} patches of patches/$family${extra_note% }"
 make -C "$kdir" M="$work" "${makeargs[@]+"${makeargs[@]}"}" -j"$(nproc)" modules >"$out/build.log" 2>&1 ||
 	{ tail -20 "$out/build.log" >&2; die "build failed (full log: $out/build.log)"; }
 for m in $modules; do
