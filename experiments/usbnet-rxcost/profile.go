@@ -261,6 +261,23 @@ type profile struct {
 	// most: the receive categories and rx_fixup's own work (a sum of the
 	// above, per sample, so nothing is counted twice).
 	recv int
+	// per vCPU (the folded stacks' first field): all, idle, receive
+	// side and sender half samples
+	cpu map[string]*cpuSamples
+}
+
+type cpuSamples struct{ total, idle, recv, send int }
+
+// hottest is the vCPU with the most busy samples.
+func (p profile) hottest() (string, *cpuSamples) {
+	var best string
+	var bs *cpuSamples
+	for c, s := range p.cpu {
+		if bs == nil || s.total-s.idle > bs.total-bs.idle || (s.total-s.idle == bs.total-bs.idle && c < best) {
+			best, bs = c, s
+		}
+	}
+	return best, bs
 }
 
 // receiver lists the receive side's categories.
@@ -322,7 +339,7 @@ func (m *modSyms) resolve(fr string) string {
 // readFolded sums a folded-stacks file by category, naming unnamed
 // module frames by syms (nil: none).
 func readFolded(b []byte, syms *modSyms) (profile, error) {
-	p := profile{cat: map[string]int{}, perCPU: map[string]int{}}
+	p := profile{cat: map[string]int{}, perCPU: map[string]int{}, cpu: map[string]*cpuSamples{}}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<16), 1<<22)
 	for n := 1; sc.Scan(); n++ {
@@ -352,6 +369,20 @@ func readFolded(b []byte, syms *modSyms) (profile, error) {
 		fix := inFixup(frames)
 		if fix {
 			p.fixup += cnt
+		}
+		cs := p.cpu[parts[0]]
+		if cs == nil {
+			cs = &cpuSamples{}
+			p.cpu[parts[0]] = cs
+		}
+		cs.total += cnt
+		switch {
+		case c == catIdle:
+			cs.idle += cnt
+		case fix || receiver[c]:
+			cs.recv += cnt
+		case sender[c]:
+			cs.send += cnt
 		}
 		if fix || receiver[c] {
 			p.recv += cnt
@@ -404,7 +435,33 @@ func profileTable(names []string, profs []profile) string {
 		}
 		total = append(total, strconv.Itoa(p.total))
 	}
-	rows = append(rows, busy, send, recv, fix, total)
+	hot := []string{"busiest vCPU: busy %"}
+	hotRecv := []string{"busiest vCPU: receive side, % of its busy"}
+	hotSend := []string{"busiest vCPU: sender half, % of its busy"}
+	others := []string{"other vCPUs: busy %"}
+	for _, p := range profs {
+		c, s := p.hottest()
+		if s == nil || s.total == s.idle {
+			hot, hotRecv, hotSend, others = append(hot, "-"), append(hotRecv, "-"), append(hotSend, "-"), append(others, "-")
+			continue
+		}
+		b := float64(s.total - s.idle)
+		hot = append(hot, fmt.Sprintf("%.0f (cpu%s)", 100*b/float64(s.total), c))
+		hotRecv = append(hotRecv, fmt.Sprintf("%.1f", 100*float64(s.recv)/b))
+		hotSend = append(hotSend, fmt.Sprintf("%.1f", 100*float64(s.send)/b))
+		var ot, oi int
+		for oc, os := range p.cpu {
+			if oc != c {
+				ot, oi = ot+os.total, oi+os.idle
+			}
+		}
+		if ot > 0 {
+			others = append(others, fmt.Sprintf("%.0f", 100*float64(ot-oi)/float64(ot)))
+		} else {
+			others = append(others, "-")
+		}
+	}
+	rows = append(rows, busy, send, recv, fix, hot, hotRecv, hotSend, others, total)
 	return mdtab.Table(header, rows)
 }
 

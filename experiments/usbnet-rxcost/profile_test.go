@@ -113,3 +113,21 @@ func TestReceiveSide(t *testing.T) {
 		t.Errorf("receive side: %+v, %v; want recv 9, fixup 6", p, err)
 	}
 }
+
+// The busiest vCPU is the one with the most busy samples; its receive and
+// sender shares are of its own busy samples.
+func TestHottest(t *testing.T) {
+	b := []byte("0;swapper;do_idle_([kernel.kallsyms]);pv_native_safe_halt_([kernel.kallsyms]) 8\n" +
+		"0;k;napi_gro_receive_([kernel.kallsyms]);dev_gro_receive_([kernel.kallsyms]) 2\n" +
+		"1;k;napi_gro_receive_([kernel.kallsyms]);dev_gro_receive_([kernel.kallsyms]) 3\n" +
+		"1;k;dummy_timer_([kernel.kallsyms]);_raw_spin_unlock_irqrestore_([kernel.kallsyms]) 6\n" +
+		"1;swapper;do_idle_([kernel.kallsyms]);pv_native_safe_halt_([kernel.kallsyms]) 1\n")
+	p, err := readFolded(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, s := p.hottest()
+	if c != "1" || s.total != 10 || s.idle != 1 || s.recv != 3 || s.send != 6 {
+		t.Errorf("hottest: cpu%s %+v, want cpu1 total 10 idle 1 recv 3 send 6", c, s)
+	}
+}

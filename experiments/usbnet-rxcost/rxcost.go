@@ -30,11 +30,14 @@ func tables(dir string) (map[string]string, error) {
 		}
 		out["threaded-"+arch] = t
 	}
-	t, err := profileRunsTable(filepath.Join(dir, "data", "profile-7.3.4-2026-11-26"))
-	if err != nil {
-		return nil, err
+	pd := filepath.Join(dir, "data", "profile-7.3.4-2026-11-26")
+	for arch, sub := range map[string]string{"amd64": pd, "arm64": filepath.Join(pd, "arm64")} {
+		t, err := profileRunsTable(sub)
+		if err != nil {
+			return nil, err
+		}
+		out["profile-"+arch] = t
 	}
-	out["profile-amd64"] = t
 	return out, nil
 }
 
