@@ -121,12 +121,33 @@ func (c *Config) logf(f string, a ...any) {
 	}
 }
 
-// Validate checks the options before anything starts.
+// Validate checks the options before anything starts, and fills in the
+// defaults. The steps run in this order, and each stops at its first
+// error: which error a user sees first depends on it.
 func (c *Config) Validate() error {
 	s, err := Lookup(c.Scenario)
 	if err != nil {
 		return err
 	}
+	if err := c.validateBench(s); err != nil {
+		return err
+	}
+	if err := c.validateMachine(); err != nil {
+		return err
+	}
+	if err := c.validateAccel(); err != nil {
+		return err
+	}
+	if err := c.validateStress(s); err != nil {
+		return err
+	}
+	return c.validateKernel()
+}
+
+// validateBench checks the options of the benches in the guest: link
+// speed, direction, load time, tunnels, threaded NAPI, --profile and
+// --tune for scenario s, and streams.
+func (c *Config) validateBench(s *Scenario) error {
 	if c.Speed == "" {
 		// bql too: at super speed stock usbnet queues 27 NTB URBs
 		// (~445 KB), the deep driver queue BQL is for; at high speed
@@ -172,6 +193,12 @@ func (c *Config) Validate() error {
 	if c.Streams < 1 || c.Streams > 128 {
 		return fmt.Errorf("%d streams: want 1-128", c.Streams)
 	}
+	return nil
+}
+
+// validateMachine checks the guest's architecture and board, and its vCPUs
+// and memory against the board's (a fixed board's are its defaults).
+func (c *Config) validateMachine() error {
 	if c.Arch == "" {
 		c.Arch = "amd64"
 	}
@@ -204,6 +231,12 @@ func (c *Config) Validate() error {
 	if m.FixedMemMB > 0 && c.MemMB != m.FixedMemMB {
 		return fmt.Errorf("%d MB of guest memory: the %s board has %d MB", c.MemMB, m.Name, m.FixedMemMB)
 	}
+	return nil
+}
+
+// validateAccel checks the accelerator: KVM only for this host's
+// architecture.
+func (c *Config) validateAccel() error {
 	switch c.Accel {
 	case "":
 		c.Accel = "auto"
@@ -214,6 +247,13 @@ func (c *Config) Validate() error {
 	if c.Accel == "kvm" && c.Arch != hostArch() {
 		return fmt.Errorf("--accel kvm runs %s guests on an %s host only; this host is %s: use tcg", c.Arch, c.Arch, hostArch())
 	}
+	return nil
+}
+
+// validateStress checks the options of the disruptions and the dummy_hcd
+// bus (--cycles, --bus-rate for scenario s, --steps), and gives the boot
+// scenario its default command.
+func (c *Config) validateStress(s *Scenario) error {
 	if c.Cycles < 0 || c.Cycles > 100000 {
 		return fmt.Errorf("--cycles %d: want 1-100000 disruptions (0 for the default %d)", c.Cycles, defaultCycles)
 	}
@@ -229,6 +269,12 @@ func (c *Config) Validate() error {
 	if s.Name == "boot" && c.Exec == "" && len(c.Load) == 0 {
 		c.Exec = "true"
 	}
+	return nil
+}
+
+// validateKernel checks the kernel choice (a Debian release or --kernel,
+// and what the accelerator boots) and fills in the cache directory.
+func (c *Config) validateKernel() error {
 	if c.KernelImage != "" && c.KernelRelease != "" {
 		return fmt.Errorf("give --kernel-version or --kernel, not both")
 	}
