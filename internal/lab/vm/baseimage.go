@@ -33,6 +33,37 @@ type ImageSpec struct {
 // their libraries, and the modules under /lib/modules/ws/NAME.ko. The
 // per-run /init comes in a second archive (see RunArchive).
 func BaseImage(ctx context.Context, cacheDir string, spec ImageSpec, logf func(string, ...any)) (path string, built bool, err error) {
+	files, keys, err := imageFiles(spec)
+	if err != nil {
+		return "", false, err
+	}
+	sum, applets, err := imageHash(ctx, files, keys, spec)
+	if err != nil {
+		return "", false, err
+	}
+	dir := filepath.Join(cacheDir, "initramfs")
+	path = filepath.Join(dir, "base-"+sum+".cpio")
+	if fileExists(path) {
+		now := time.Now()
+		_ = os.Chtimes(path, now, now) // most recently used
+		return path, false, nil
+	}
+	defer pruneImages(dir, 4)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", false, err
+	}
+	logf("building initramfs %s (%d files)", filepath.Base(path), len(keys))
+	if err := writeImage(ctx, dir, path, files, keys, applets); err != nil {
+		return "", false, err
+	}
+	return path, true, nil
+}
+
+// imageFiles collects the base image's files: spec's programs with their
+// libraries and its modules. It returns where each guest path comes from
+// on the host (one entry for a library two programs need), and the guest
+// paths sorted.
+func imageFiles(spec ImageSpec) (files map[string]string, keys []string, err error) {
 	type input struct{ guest, host string }
 	var inputs []input
 	add := func(key, host string) error {
@@ -52,79 +83,80 @@ func BaseImage(ctx context.Context, cacheDir string, spec ImageSpec, logf func(s
 	t := spec.Tools
 	for _, kv := range [][2]string{{"busybox", t.Busybox}, {"iperf3", t.Iperf3}, {"ip", t.IP}, {"tc", t.TC}, {"ethtool", t.Ethtool}, {"wg", t.WG}, {"wirespeed", t.Wirespeed}, {"perf", t.Perf}} {
 		if err := add(kv[0], kv[1]); err != nil {
-			return "", false, err
+			return nil, nil, err
 		}
 	}
 	for _, m := range spec.Modules {
 		inputs = append(inputs, input{"lib/modules/ws/" + m.Name + ".ko", m.Source})
 	}
-	// Deduplicate (a library needed by two programs) and hash every input's content.
+	// Deduplicate (a library needed by two programs).
 	uniq := map[string]string{}
 	for _, in := range inputs {
 		uniq[in.guest] = in.host
 	}
-	keys := make([]string, 0, len(uniq))
+	keys = make([]string, 0, len(uniq))
 	for k := range uniq {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	return uniq, keys, nil
+}
+
+// imageHash is the base image's cache key: a hash of every file's guest
+// path and content (keys in order) and of busybox's applets, which it
+// returns too.
+func imageHash(ctx context.Context, files map[string]string, keys []string, spec ImageSpec) (sum string, applets []string, err error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "wirespeed-initramfs-v1\n")
 	for _, k := range keys {
-		sum, err := fileHash(uniq[k])
+		fsum, err := fileHash(files[k])
 		if err != nil {
-			return "", false, err
+			return "", nil, err
 		}
-		fmt.Fprintf(h, "%s %s\n", k, sum)
+		fmt.Fprintf(h, "%s %s\n", k, fsum)
 	}
-	applets, err := busyboxApplets(ctx, t.Busybox, spec.Arch)
+	applets, err = busyboxApplets(ctx, spec.Tools.Busybox, spec.Arch)
 	if err != nil {
-		return "", false, err
+		return "", nil, err
 	}
 	fmt.Fprintf(h, "applets %s\n", strings.Join(applets, ","))
-	sum := hex.EncodeToString(h.Sum(nil))[:20]
-	dir := filepath.Join(cacheDir, "initramfs")
-	path = filepath.Join(dir, "base-"+sum+".cpio")
-	if fileExists(path) {
-		now := time.Now()
-		_ = os.Chtimes(path, now, now) // most recently used
-		return path, false, nil
-	}
-	defer pruneImages(dir, 4)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", false, err
-	}
-	logf("building initramfs %s (%d files)", filepath.Base(path), len(keys))
+	return hex.EncodeToString(h.Sum(nil))[:20], applets, nil
+}
+
+// writeImage writes the base image to path through a temporary file in
+// dir: the directories, the console and null devices, the files (modules
+// decompressed), busybox's applet links and a root account.
+func writeImage(ctx context.Context, dir, path string, files map[string]string, keys, applets []string) error {
 	tmp, err := os.CreateTemp(dir, "tmp-*.cpio")
 	if err != nil {
-		return "", false, err
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	w := NewCPIOWriter(tmp)
 	for _, d := range []string{"bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "run", "tmp", "etc", "root", "results", "lib/modules/ws"} {
 		if err := w.Dir(d); err != nil {
-			return "", false, err
+			return err
 		}
 	}
 	// The kernel opens /dev/console for init before anything is mounted.
 	if err := w.Add(CPIOEntry{Name: "dev/console", Mode: modeCharDev | 0o600, DevMajor: 5, DevMinor: 1}); err != nil {
-		return "", false, err
+		return err
 	}
 	if err := w.Add(CPIOEntry{Name: "dev/null", Mode: modeCharDev | 0o666, DevMajor: 1, DevMinor: 3}); err != nil {
-		return "", false, err
+		return err
 	}
 	for _, k := range keys {
 		var data []byte
 		if strings.HasPrefix(k, "lib/modules/ws/") {
-			data, err = readModule(ctx, uniq[k])
+			data, err = readModule(ctx, files[k])
 		} else {
-			data, err = os.ReadFile(uniq[k])
+			data, err = os.ReadFile(files[k])
 		}
 		if err != nil {
-			return "", false, err
+			return err
 		}
 		if err := w.File(k, 0o755, data); err != nil {
-			return "", false, err
+			return err
 		}
 	}
 	have := map[string]bool{}
@@ -137,25 +169,22 @@ func BaseImage(ctx context.Context, cacheDir string, spec ImageSpec, logf func(s
 			continue
 		}
 		if err := w.Symlink("bin/"+a, "busybox"); err != nil {
-			return "", false, err
+			return err
 		}
 	}
 	if err := w.File("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n")); err != nil {
-		return "", false, err
+		return err
 	}
 	if err := w.File("etc/group", 0o644, []byte("root:x:0:\n")); err != nil {
-		return "", false, err
+		return err
 	}
 	if err := w.Close(); err != nil {
-		return "", false, err
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return "", false, err
+		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return "", false, err
-	}
-	return path, true, nil
+	return os.Rename(tmp.Name(), path)
 }
 
 // pruneImages keeps the keep most recently used base images (each new
