@@ -265,26 +265,9 @@ func FetchKernel(ctx context.Context, cache, release, arch string, logf func(str
 	if arch == "" {
 		arch = "amd64"
 	}
-	family, release, err := normalizeRelease(release, arch)
+	family, release, apt, err := resolveRelease(ctx, cache, release, arch, logf)
 	if err != nil {
 		return nil, err
-	}
-	apt, err := kernelApt(ctx, cache, family, arch, logf)
-	if err != nil {
-		return nil, err
-	}
-	if release == "" {
-		r, err := newestKernelPackage(ctx, apt, family)
-		if err != nil {
-			if c := cachedReleases(cache, family, arch); len(c) > 0 {
-				logf("apt cannot name the newest %s kernel (%v); using cached %s", family, err, c[0])
-				release = c[0]
-			} else {
-				return nil, err
-			}
-		} else {
-			release = r
-		}
 	}
 	dir := filepath.Join(cache, "kernel", release)
 	pkgs := kernelPackages(release)
@@ -317,9 +300,50 @@ func FetchKernel(ctx context.Context, cache, release, arch string, logf func(str
 		// modules in a Debian 13 root).
 		pkgs = pkgs[:len(pkgs)-1]
 	}
-	ver, err := candidateVersion(ctx, apt, pkgs[0])
+	ver, err := downloadKernel(ctx, apt, pkgs, debs, logf)
 	if err != nil {
 		return nil, err
+	}
+	if err := unpackKernel(ctx, k, pkgs, ver, debs, dir, logf); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// resolveRelease returns release's family, the release to fetch and the
+// family's apt: release normalized for arch, or when none is named the
+// newest that apt knows, or the newest cached one when apt cannot answer.
+func resolveRelease(ctx context.Context, cache, release, arch string, logf func(string, ...any)) (string, string, *aptConfig, error) {
+	family, release, err := normalizeRelease(release, arch)
+	if err != nil {
+		return "", "", nil, err
+	}
+	apt, err := kernelApt(ctx, cache, family, arch, logf)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if release == "" {
+		r, err := newestKernelPackage(ctx, apt, family)
+		if err != nil {
+			if c := cachedReleases(cache, family, arch); len(c) > 0 {
+				logf("apt cannot name the newest %s kernel (%v); using cached %s", family, err, c[0])
+				release = c[0]
+			} else {
+				return "", "", nil, err
+			}
+		} else {
+			release = r
+		}
+	}
+	return family, release, apt, nil
+}
+
+// downloadKernel downloads pkgs, all at the version apt would fetch of the
+// first, into debs with apt-get download, and returns that version.
+func downloadKernel(ctx context.Context, apt *aptConfig, pkgs []string, debs string, logf func(string, ...any)) (string, error) {
+	ver, err := candidateVersion(ctx, apt, pkgs[0])
+	if err != nil {
+		return "", err
 	}
 	want := make([]string, len(pkgs))
 	for i, p := range pkgs {
@@ -331,25 +355,33 @@ func FetchKernel(ctx context.Context, cache, release, arch string, logf func(str
 	if out, err := cmd.CombinedOutput(); err != nil {
 		msg := strings.TrimSpace(string(out))
 		if strings.Contains(msg, "Unable to locate") || strings.Contains(msg, "Failed to fetch") || strings.Contains(msg, "Temporary failure") || strings.Contains(msg, "Could not resolve") {
-			return nil, fmt.Errorf("%w: apt-get download %s: %s (check network access and run apt-get update)", ErrNoKernelPackage, strings.Join(pkgs, " "), msg)
+			return "", fmt.Errorf("%w: apt-get download %s: %s (check network access and run apt-get update)", ErrNoKernelPackage, strings.Join(pkgs, " "), msg)
 		}
-		return nil, fmt.Errorf("apt-get download %s: %w: %s", strings.Join(pkgs, " "), err, msg)
+		return "", fmt.Errorf("apt-get download %s: %w: %s", strings.Join(pkgs, " "), err, msg)
 	}
+	return ver, nil
+}
+
+// unpackKernel unpacks the downloaded pkgs of version ver from debs into
+// dir/root with dpkg-deb -x (k's package sets k.PackageVersion), runs
+// depmod there and marks dir ready. It works in dir.tmp, renamed to dir
+// once complete.
+func unpackKernel(ctx context.Context, k *Kernel, pkgs []string, ver, debs, dir string, logf func(string, ...any)) error {
 	tmp := dir + ".tmp"
 	_ = os.RemoveAll(tmp)
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return nil, err
+		return err
 	}
 	for _, p := range pkgs {
 		m, _ := filepath.Glob(filepath.Join(debs, p+"_"+strings.ReplaceAll(ver, ":", "%3a")+"_*.deb"))
 		if len(m) == 0 {
-			return nil, fmt.Errorf("apt-get download left no %s_*.deb in %s", p, debs)
+			return fmt.Errorf("apt-get download left no %s_*.deb in %s", p, debs)
 		}
 		sort.Strings(m)
 		deb := m[len(m)-1]
 		logf("extracting %s", filepath.Base(deb))
 		if out, err := exec.CommandContext(ctx, "dpkg-deb", "-x", deb, filepath.Join(tmp, "root")).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("dpkg-deb -x %s: %w: %s", deb, err, strings.TrimSpace(string(out)))
+			return fmt.Errorf("dpkg-deb -x %s: %w: %s", deb, err, strings.TrimSpace(string(out)))
 		}
 		if p == k.Package {
 			if v, err := exec.CommandContext(ctx, "dpkg-deb", "-f", deb, "Version").Output(); err == nil {
@@ -361,22 +393,19 @@ func FetchKernel(ctx context.Context, cache, release, arch string, logf func(str
 	// depmod -b looks in lib/modules.
 	if _, err := os.Lstat(filepath.Join(tmp, "root", "lib")); errors.Is(err, fs.ErrNotExist) {
 		if err := os.Symlink("usr/lib", filepath.Join(tmp, "root", "lib")); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// The package ships no modules.dep (postinst runs depmod); make it here.
-	if out, err := exec.CommandContext(ctx, "depmod", "-b", filepath.Join(tmp, "root"), release).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("depmod -b %s %s: %w: %s", tmp, release, err, strings.TrimSpace(string(out)))
+	if out, err := exec.CommandContext(ctx, "depmod", "-b", filepath.Join(tmp, "root"), k.Release).CombinedOutput(); err != nil {
+		return fmt.Errorf("depmod -b %s %s: %w: %s", tmp, k.Release, err, strings.TrimSpace(string(out)))
 	}
 	// The headers' build link points at /usr/src/...; leave a note where they are.
 	if err := os.WriteFile(filepath.Join(tmp, "ready"), []byte(k.PackageVersion+"\n"), 0o644); err != nil {
-		return nil, err
+		return err
 	}
 	_ = os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil {
-		return nil, err
-	}
-	return k, nil
+	return os.Rename(tmp, dir)
 }
 
 // candidateVersion is the version apt would fetch of a package.

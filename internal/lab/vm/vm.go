@@ -121,134 +121,6 @@ func (c *Config) logf(f string, a ...any) {
 	}
 }
 
-// Validate checks the options before anything starts.
-func (c *Config) Validate() error {
-	s, err := Lookup(c.Scenario)
-	if err != nil {
-		return err
-	}
-	if c.Speed == "" {
-		// bql too: at super speed stock usbnet queues 27 NTB URBs
-		// (~445 KB), the deep driver queue BQL is for; at high speed
-		// only 5.
-		c.Speed = "super"
-	}
-	if err := ValidSpeed(c.Speed); err != nil {
-		return err
-	}
-	switch c.Direction {
-	case "":
-		c.Direction = "both"
-	case "send", "receive", "both":
-	default:
-		return fmt.Errorf("direction %q: want send, receive or both", c.Direction)
-	}
-	if c.Duration == 0 {
-		c.Duration = 10 * time.Second
-	}
-	if c.Duration < time.Second || c.Duration > time.Hour {
-		return fmt.Errorf("-t %s: want 1s to 1h", c.Duration)
-	}
-	if c.Streams == 0 {
-		c.Streams = 2
-	}
-	if c.Tunnels == 0 {
-		c.Tunnels = 4
-	}
-	if c.Tunnels < 1 || c.Tunnels > 64 {
-		return fmt.Errorf("%d tunnels: want 1-64", c.Tunnels)
-	}
-	switch c.Threaded {
-	case "", "on", "off":
-	default:
-		return fmt.Errorf("threaded %q: want on or off (or leave it out for the kernel's default)", c.Threaded)
-	}
-	if c.Profile && s.NoBench {
-		return fmt.Errorf("--profile samples the bench runs; the %s scenario runs none", s.Name)
-	}
-	if c.Tune != "" && s.Name != "usb-nic" {
-		return fmt.Errorf("--tune runs in the usb-nic scenario only, not in %s", s.Name)
-	}
-	if c.Streams < 1 || c.Streams > 128 {
-		return fmt.Errorf("%d streams: want 1-128", c.Streams)
-	}
-	if c.Arch == "" {
-		c.Arch = "amd64"
-	}
-	m, err := lookupMachine(c.Arch, c.Machine)
-	if err != nil {
-		return err
-	}
-	c.Machine = m.Name
-	if c.CPUs == 0 {
-		c.CPUs = 2
-		if m.FixedCPUs > 0 {
-			c.CPUs = m.FixedCPUs
-		}
-	}
-	if c.CPUs < 1 || c.CPUs > 64 {
-		return fmt.Errorf("%d vCPUs: want 1-64", c.CPUs)
-	}
-	if m.FixedCPUs > 0 && c.CPUs != m.FixedCPUs {
-		return fmt.Errorf("%d vCPUs: the %s board has %d (use --machine virt for another count)", c.CPUs, m.Name, m.FixedCPUs)
-	}
-	if c.MemMB == 0 {
-		c.MemMB = 1024
-		if m.FixedMemMB > 0 {
-			c.MemMB = m.FixedMemMB
-		}
-	}
-	if c.MemMB < 256 {
-		return fmt.Errorf("%d MB of guest memory: want at least 256", c.MemMB)
-	}
-	if m.FixedMemMB > 0 && c.MemMB != m.FixedMemMB {
-		return fmt.Errorf("%d MB of guest memory: the %s board has %d MB", c.MemMB, m.Name, m.FixedMemMB)
-	}
-	switch c.Accel {
-	case "":
-		c.Accel = "auto"
-	case "auto", "kvm", "tcg", "tcg-single", "tcg-icount":
-	default:
-		return fmt.Errorf("accel %q: want auto, kvm, tcg, tcg-single or tcg-icount", c.Accel)
-	}
-	if c.Accel == "kvm" && c.Arch != hostArch() {
-		return fmt.Errorf("--accel kvm runs %s guests on an %s host only; this host is %s: use tcg", c.Arch, c.Arch, hostArch())
-	}
-	if c.Cycles < 0 || c.Cycles > 100000 {
-		return fmt.Errorf("--cycles %d: want 1-100000 disruptions (0 for the default %d)", c.Cycles, defaultCycles)
-	}
-	if c.BusRate < 0 || c.BusRate > 100000 {
-		return fmt.Errorf("--bus-rate %d: want 1-100000 Mbit/s (or 0 for none)", c.BusRate)
-	}
-	if c.BusRate > 0 && s.Name != "usb-gadget" && s.Name != "bql" && s.Name != "usbnet-stress" {
-		return fmt.Errorf("--bus-rate is for the dummy_hcd scenarios (usb-gadget, bql, usbnet-stress), not %s: leave it out", s.Name)
-	}
-	if err := checkSteps(c.Steps); err != nil {
-		return err
-	}
-	if s.Name == "boot" && c.Exec == "" && len(c.Load) == 0 {
-		c.Exec = "true"
-	}
-	if c.KernelImage != "" && c.KernelRelease != "" {
-		return fmt.Errorf("give --kernel-version or --kernel, not both")
-	}
-	family, _, err := normalizeRelease(c.KernelRelease, c.Arch)
-	if err != nil {
-		return err
-	}
-	if family == "6.1" && c.KernelImage == "" && c.Accel == "tcg-icount" {
-		// Seen with QEMU 7.2 and 6.1.0-56: with RDRAND the decompressor
-		// never returns from "Poking KASLR"; without it (-cpu max,-rdrand)
-		// the boot stops at "x86: Booting SMP configuration" (any -cpu,
-		// shift 0 or 3). 6.12 boots there.
-		return fmt.Errorf("--accel tcg-icount does not boot Debian's 6.1 kernels (QEMU's -icount hangs their early boot); use --accel tcg-single (real time: keep the host otherwise idle) or a 6.12 kernel")
-	}
-	if c.CacheDir == "" {
-		c.CacheDir = DefaultCacheDir()
-	}
-	return nil
-}
-
 // Run runs one scenario in a fresh VM. It returns the outcome (also on
 // failure, when the VM ran) and an error when the scenario failed.
 func Run(ctx context.Context, c Config) (*Outcome, error) {
@@ -265,32 +137,70 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 	sc, _ := Lookup(c.Scenario)
 	Reap(c.logf)
 
-	// Kernel and modules.
-	var k *Kernel
+	r := &runState{c: &c, sc: sc, mach: mach}
+	if err := r.kernel(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.programs(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.baseImage(ctx); err != nil {
+		return nil, err
+	}
+	initrd, err := r.runDir()
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(initrd)
+	runErr := r.bootGuest(ctx, initrd)
+	r.save(runErr)
+	return r.out, runErr
+}
+
+// runState carries one Run's state from step to step.
+type runState struct {
+	c    *Config
+	sc   *Scenario
+	mach *Machine
+	k    *Kernel
+	// loads are the modules the scenario loads, in order; image the
+	// modules the cached base image carries.
+	loads []moduleLoad
+	image []ModuleFile
+	// tools are the guest's programs, from root ("" for this host).
+	tools Tools
+	root  string
+	base  string // the base initramfs
+	out   *Outcome
+}
+
+// kernel gets the guest kernel and plans its modules: the scenario's
+// loads, and the image's list of every scenario's modules (those this
+// kernel has), --modules-dir's in place of the stock ones.
+func (r *runState) kernel(ctx context.Context) error {
+	c := r.c
 	var err error
 	if c.KernelImage != "" {
-		k, err = UserKernel(c.KernelImage, c.ModulesPath)
+		r.k, err = UserKernel(c.KernelImage, c.ModulesPath)
 	} else {
-		k, err = FetchKernel(ctx, c.CacheDir, c.KernelRelease, c.Arch, c.logf)
+		r.k, err = FetchKernel(ctx, c.CacheDir, c.KernelRelease, c.Arch, c.logf)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	idx, err := LoadModuleIndex(k.ModulesDir)
+	idx, err := LoadModuleIndex(r.k.ModulesDir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	over, overDeps, err := Overrides(c.ModulesDir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	applyOverrides(idx, over, overDeps)
-	loads, err := planLoads(idx, sc, c.Options)
-	if err != nil {
-		return nil, err
+	if r.loads, err = planLoads(idx, r.sc, c.Options); err != nil {
+		return err
 	}
 	// The cached image carries every scenario's modules (those this kernel has).
-	var image []ModuleFile
 	seen := map[string]bool{}
 	addMods := func(names []string) {
 		for _, n := range names {
@@ -301,95 +211,120 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 			p := idx.Path[n]
 			_, isOver := over[n]
 			if !filepath.IsAbs(p) {
-				p = filepath.Join(k.ModulesDir, p)
+				p = filepath.Join(r.k.ModulesDir, p)
 			}
-			image = append(image, ModuleFile{Name: n, Source: p, Stock: !isOver})
+			r.image = append(r.image, ModuleFile{Name: n, Source: p, Stock: !isOver})
 		}
 	}
 	for _, m := range allModules(c.Arch, c.Machine) {
-		if r, err := idx.Resolve(m); err == nil {
-			addMods(r)
+		if rs, err := idx.Resolve(m); err == nil {
+			addMods(rs)
 		}
 	}
 	var runMods []string
-	for _, l := range loads {
+	for _, l := range r.loads {
 		runMods = append(runMods, l.Name)
 	}
 	addMods(runMods)
+	return nil
+}
 
+// programs finds the guest's programs: this host's for its own
+// architecture, else Debian's packages' unpacked into a guest root; perf
+// for --profile, wg for the wireguard scenario.
+func (r *runState) programs(ctx context.Context) error {
+	c := r.c
 	wsBin := c.Wirespeed
-	root := "" // where the guest's programs come from: this host
-	var tools Tools
+	var err error
 	if c.Arch == hostArch() {
 		if wsBin == "" {
 			if wsBin, err = selfexe.Path(); err != nil {
-				return nil, fmt.Errorf("find this wirespeed binary: %w (pass --wirespeed FILE)", err)
+				return fmt.Errorf("find this wirespeed binary: %w (pass --wirespeed FILE)", err)
 			}
 		}
-		if tools, err = FindTools(wsBin); err != nil {
-			return nil, err
+		if r.tools, err = FindTools(wsBin); err != nil {
+			return err
 		}
 	} else {
 		// a foreign architecture's programs come from Debian's packages
 		if wsBin, err = guestWirespeed(wsBin, c.Arch); err != nil {
-			return nil, err
+			return err
 		}
 		var extra []string
 		if c.Profile {
 			extra = perfPackages
 		}
-		if root, err = guestRoot(ctx, c.CacheDir, c.Arch, extra, c.logf); err != nil {
-			return nil, err
+		if r.root, err = guestRoot(ctx, c.CacheDir, c.Arch, extra, c.logf); err != nil {
+			return err
 		}
-		if tools, err = findTools(root, wsBin); err != nil {
-			return nil, err
+		if r.tools, err = findTools(r.root, wsBin); err != nil {
+			return err
 		}
 	}
 	if c.Profile {
-		if tools.Perf, err = findPerf(root); err != nil {
-			return nil, err
+		if r.tools.Perf, err = findPerf(r.root); err != nil {
+			return err
 		}
 	}
-	if sc.Name == "wireguard" && tools.WG == "" {
-		return nil, fmt.Errorf("the wireguard scenario needs wg(8) in the guest: apt-get install wireguard-tools")
+	if r.sc.Name == "wireguard" && r.tools.WG == "" {
+		return fmt.Errorf("the wireguard scenario needs wg(8) in the guest: apt-get install wireguard-tools")
 	}
-	base, built, err := BaseImage(ctx, c.CacheDir, ImageSpec{Tools: tools, Modules: image, Root: root, Arch: c.Arch}, c.logf)
+	return nil
+}
+
+// baseImage finds or builds the cached base initramfs.
+func (r *runState) baseImage(ctx context.Context) error {
+	c := r.c
+	base, built, err := BaseImage(ctx, c.CacheDir, ImageSpec{Tools: r.tools, Modules: r.image, Root: r.root, Arch: c.Arch}, c.logf)
 	if err != nil {
-		return nil, fmt.Errorf("initramfs: %w", err)
+		return fmt.Errorf("initramfs: %w", err)
 	}
 	if !built {
 		c.logf("initramfs %s (cached)", filepath.Base(base))
 	}
+	r.base = base
+	return nil
+}
 
-	// The run directory.
+// runDir makes the run directory and the outcome, and writes the run's
+// initramfs there: the base image and the run's own archive (/init and
+// the scenario's scripts). It returns the initramfs's path.
+func (r *runState) runDir() (string, error) {
+	c, sc := r.c, r.sc
 	if c.OutDir == "" {
 		c.OutDir = fmt.Sprintf("wirespeed-vm-%s-%s", sc.Name, time.Now().Format("20060102-150405"))
 	}
 	if err := os.MkdirAll(c.OutDir, 0o755); err != nil {
-		return nil, err
+		return "", err
 	}
-	out := &Outcome{Schema: "wirespeed.labvm/v1", Scenario: sc.Name, Options: c.Options, Kernel: *k,
-		Started: time.Now().UTC(), Modules: loads, OutDir: c.OutDir, ConsoleLg: filepath.Join(c.OutDir, "console.log")}
-	runFiles, err := tuneFiles(c.Options, root)
+	r.out = &Outcome{Schema: "wirespeed.labvm/v1", Scenario: sc.Name, Options: c.Options, Kernel: *r.k,
+		Started: time.Now().UTC(), Modules: r.loads, OutDir: c.OutDir, ConsoleLg: filepath.Join(c.OutDir, "console.log")}
+	runFiles, err := tuneFiles(c.Options, r.root)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	runFiles["ws/env.sh"] = []byte(envScript(mach))
-	runFiles["ws/main.sh"] = []byte(initScript(sc, c.Options, loads))
+	runFiles["ws/env.sh"] = []byte(envScript(r.mach))
+	runFiles["ws/main.sh"] = []byte(initScript(sc, c.Options, r.loads))
 	runFiles["ws/lib.sh"] = []byte(initLib)
 	var runArc strings.Builder
 	if err := RunArchive(&runArc, initWrapper, runFiles); err != nil {
-		return nil, err
+		return "", err
 	}
 	initrd := filepath.Join(c.OutDir, "initramfs.cpio")
-	if err := JoinInitramfs(initrd, base, []byte(runArc.String())); err != nil {
-		return nil, err
+	if err := JoinInitramfs(initrd, r.base, []byte(runArc.String())); err != nil {
+		return "", err
 	}
-	defer os.Remove(initrd)
+	return initrd, nil
+}
 
+// bootGuest boots the guest with initrd and runs the scenario, under
+// --accel auto on KVM where it works, falling back to TCG (and
+// remembering so) when KVM does not boot the guest.
+func (r *runState) bootGuest(ctx context.Context, initrd string) error {
+	c, sc, out := r.c, r.sc, r.out
 	timeout := c.Timeout
 	if timeout == 0 {
-		timeout = time.Duration(mach.Slowdown) * (90*time.Second + sc.MaxTime(c.Options)*3/2)
+		timeout = time.Duration(r.mach.Slowdown) * (90*time.Second + sc.MaxTime(c.Options)*3/2)
 	}
 
 	accel := c.Accel
@@ -399,10 +334,9 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 			accel = "kvm"
 		}
 	}
-	var runErr error
 	for {
 		out.Accel = accel
-		runErr = c.boot(ctx, sc, k, initrd, accel, timeout, out)
+		runErr := c.boot(ctx, sc, r.k, initrd, accel, timeout, out)
 		if errors.Is(runErr, errKVMBroken) && c.Accel == "auto" {
 			c.logf("KVM does not boot this guest here; falling back to TCG (remembered in %s)", kvmVerdictFile(c.CacheDir))
 			markKVM(c.CacheDir, false)
@@ -413,17 +347,22 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 		if accel == "kvm" && c.Accel == "auto" && runErr == nil {
 			markKVM(c.CacheDir, true)
 		}
-		break
+		return runErr
 	}
+}
+
+// save completes the outcome with the run's result and writes it to
+// OUT/vm.json.
+func (r *runState) save(runErr error) {
+	out := r.out
 	out.Elapsed = time.Since(out.Started).Seconds()
 	if runErr != nil && out.Failure == "" {
 		out.Failure = runErr.Error()
 	}
 	out.OK = runErr == nil
 	if b, err := json.MarshalIndent(out, "", "  "); err == nil {
-		_ = os.WriteFile(filepath.Join(c.OutDir, "vm.json"), append(b, '\n'), 0o644)
+		_ = os.WriteFile(filepath.Join(r.c.OutDir, "vm.json"), append(b, '\n'), 0o644)
 	}
-	return out, runErr
 }
 
 // applyOverrides makes the index use --modules-dir's files (absolute

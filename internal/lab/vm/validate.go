@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package vm
+
+import (
+	"fmt"
+	"time"
+)
+
+// Validate checks the options before anything starts, and fills in the
+// defaults. The steps run in this order, and each stops at its first
+// error: which error a user sees first depends on it.
+func (c *Config) Validate() error {
+	s, err := Lookup(c.Scenario)
+	if err != nil {
+		return err
+	}
+	if err := c.validateBench(s); err != nil {
+		return err
+	}
+	if err := c.validateMachine(); err != nil {
+		return err
+	}
+	if err := c.validateAccel(); err != nil {
+		return err
+	}
+	if err := c.validateStress(s); err != nil {
+		return err
+	}
+	return c.validateKernel()
+}
+
+// validateBench checks the options of the benches in the guest: link
+// speed, direction, load time, tunnels, threaded NAPI, --profile and
+// --tune for scenario s, and streams.
+func (c *Config) validateBench(s *Scenario) error {
+	if c.Speed == "" {
+		// bql too: at super speed stock usbnet queues 27 NTB URBs
+		// (~445 KB), the deep driver queue BQL is for; at high speed
+		// only 5.
+		c.Speed = "super"
+	}
+	if err := ValidSpeed(c.Speed); err != nil {
+		return err
+	}
+	switch c.Direction {
+	case "":
+		c.Direction = "both"
+	case "send", "receive", "both":
+	default:
+		return fmt.Errorf("direction %q: want send, receive or both", c.Direction)
+	}
+	if c.Duration == 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Duration < time.Second || c.Duration > time.Hour {
+		return fmt.Errorf("-t %s: want 1s to 1h", c.Duration)
+	}
+	if c.Streams == 0 {
+		c.Streams = 2
+	}
+	if c.Tunnels == 0 {
+		c.Tunnels = 4
+	}
+	if c.Tunnels < 1 || c.Tunnels > 64 {
+		return fmt.Errorf("%d tunnels: want 1-64", c.Tunnels)
+	}
+	switch c.Threaded {
+	case "", "on", "off":
+	default:
+		return fmt.Errorf("threaded %q: want on or off (or leave it out for the kernel's default)", c.Threaded)
+	}
+	if c.Profile && s.NoBench {
+		return fmt.Errorf("--profile samples the bench runs; the %s scenario runs none", s.Name)
+	}
+	if c.Tune != "" && s.Name != "usb-nic" {
+		return fmt.Errorf("--tune runs in the usb-nic scenario only, not in %s", s.Name)
+	}
+	if c.Streams < 1 || c.Streams > 128 {
+		return fmt.Errorf("%d streams: want 1-128", c.Streams)
+	}
+	return nil
+}
+
+// validateMachine checks the guest's architecture and board, and its vCPUs
+// and memory against the board's (a fixed board's are its defaults).
+func (c *Config) validateMachine() error {
+	if c.Arch == "" {
+		c.Arch = "amd64"
+	}
+	m, err := lookupMachine(c.Arch, c.Machine)
+	if err != nil {
+		return err
+	}
+	c.Machine = m.Name
+	if c.CPUs == 0 {
+		c.CPUs = 2
+		if m.FixedCPUs > 0 {
+			c.CPUs = m.FixedCPUs
+		}
+	}
+	if c.CPUs < 1 || c.CPUs > 64 {
+		return fmt.Errorf("%d vCPUs: want 1-64", c.CPUs)
+	}
+	if m.FixedCPUs > 0 && c.CPUs != m.FixedCPUs {
+		return fmt.Errorf("%d vCPUs: the %s board has %d (use --machine virt for another count)", c.CPUs, m.Name, m.FixedCPUs)
+	}
+	if c.MemMB == 0 {
+		c.MemMB = 1024
+		if m.FixedMemMB > 0 {
+			c.MemMB = m.FixedMemMB
+		}
+	}
+	if c.MemMB < 256 {
+		return fmt.Errorf("%d MB of guest memory: want at least 256", c.MemMB)
+	}
+	if m.FixedMemMB > 0 && c.MemMB != m.FixedMemMB {
+		return fmt.Errorf("%d MB of guest memory: the %s board has %d MB", c.MemMB, m.Name, m.FixedMemMB)
+	}
+	return nil
+}
+
+// validateAccel checks the accelerator: KVM only for this host's
+// architecture.
+func (c *Config) validateAccel() error {
+	switch c.Accel {
+	case "":
+		c.Accel = "auto"
+	case "auto", "kvm", "tcg", "tcg-single", "tcg-icount":
+	default:
+		return fmt.Errorf("accel %q: want auto, kvm, tcg, tcg-single or tcg-icount", c.Accel)
+	}
+	if c.Accel == "kvm" && c.Arch != hostArch() {
+		return fmt.Errorf("--accel kvm runs %s guests on an %s host only; this host is %s: use tcg", c.Arch, c.Arch, hostArch())
+	}
+	return nil
+}
+
+// validateStress checks the options of the disruptions and the dummy_hcd
+// bus (--cycles, --bus-rate for scenario s, --steps), and gives the boot
+// scenario its default command.
+func (c *Config) validateStress(s *Scenario) error {
+	if c.Cycles < 0 || c.Cycles > 100000 {
+		return fmt.Errorf("--cycles %d: want 1-100000 disruptions (0 for the default %d)", c.Cycles, defaultCycles)
+	}
+	if c.BusRate < 0 || c.BusRate > 100000 {
+		return fmt.Errorf("--bus-rate %d: want 1-100000 Mbit/s (or 0 for none)", c.BusRate)
+	}
+	if c.BusRate > 0 && s.Name != "usb-gadget" && s.Name != "bql" && s.Name != "usbnet-stress" {
+		return fmt.Errorf("--bus-rate is for the dummy_hcd scenarios (usb-gadget, bql, usbnet-stress), not %s: leave it out", s.Name)
+	}
+	if err := checkSteps(c.Steps); err != nil {
+		return err
+	}
+	if s.Name == "boot" && c.Exec == "" && len(c.Load) == 0 {
+		c.Exec = "true"
+	}
+	return nil
+}
+
+// validateKernel checks the kernel choice (a Debian release or --kernel,
+// and what the accelerator boots) and fills in the cache directory.
+func (c *Config) validateKernel() error {
+	if c.KernelImage != "" && c.KernelRelease != "" {
+		return fmt.Errorf("give --kernel-version or --kernel, not both")
+	}
+	family, _, err := normalizeRelease(c.KernelRelease, c.Arch)
+	if err != nil {
+		return err
+	}
+	if family == "6.1" && c.KernelImage == "" && c.Accel == "tcg-icount" {
+		// Seen with QEMU 7.2 and 6.1.0-56: with RDRAND the decompressor
+		// never returns from "Poking KASLR"; without it (-cpu max,-rdrand)
+		// the boot stops at "x86: Booting SMP configuration" (any -cpu,
+		// shift 0 or 3). 6.12 boots there.
+		return fmt.Errorf("--accel tcg-icount does not boot Debian's 6.1 kernels (QEMU's -icount hangs their early boot); use --accel tcg-single (real time: keep the host otherwise idle) or a 6.12 kernel")
+	}
+	if c.CacheDir == "" {
+		c.CacheDir = DefaultCacheDir()
+	}
+	return nil
+}
