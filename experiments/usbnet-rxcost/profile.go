@@ -352,7 +352,7 @@ func readFolded(b []byte, syms *modSyms) (profile, error) {
 			return p, fmt.Errorf("line %d: no count", n)
 		}
 		cnt, err := strconv.Atoi(line[i+1:])
-		if err != nil || cnt < 0 {
+		if err != nil || cnt < 0 || cnt > 1<<40 { // no guest takes 2^40 samples
 			return p, fmt.Errorf("line %d: bad count %q", n, line[i+1:])
 		}
 		parts := strings.Split(line[:i], ";")

@@ -131,3 +131,35 @@ func TestHottest(t *testing.T) {
 		t.Errorf("hottest: cpu%s %+v, want cpu1 total 10 idle 1 recv 3 send 6", c, s)
 	}
 }
+
+// FuzzReadFolded: whatever a guest sends as folded stacks and kallsyms,
+// reading them does not panic, and an accepted profile adds up: every
+// sample in one category and one vCPU, the receive side within them.
+func FuzzReadFolded(f *testing.F) {
+	f.Add([]byte("0;iperf3;x_([kernel.kallsyms]);tcp_recvmsg_([kernel.kallsyms]) 3\n1;k;0xffffffffc0a01234_([unknown]) 2\n"),
+		[]byte("ffffffffc0a01000 t usbnet_poll\t[usbnet]\n"))
+	f.Add([]byte("0;a;b 1\n"), []byte(""))
+	f.Fuzz(func(t *testing.T, folded, kallsyms []byte) {
+		syms, err := parseModSyms(kallsyms)
+		if err != nil {
+			syms = nil
+		}
+		p, err := readFolded(folded, syms)
+		if err != nil {
+			return
+		}
+		sum, cpus := 0, 0
+		for _, n := range p.cat {
+			sum += n
+		}
+		for _, s := range p.cpu {
+			cpus += s.total
+			if s.idle+s.recv+s.send > s.total {
+				t.Fatalf("a vCPU's parts exceed it: %+v", s)
+			}
+		}
+		if sum != p.total || cpus != p.total || p.recv > p.total || p.fixup > p.total {
+			t.Fatalf("does not add up: total %d, categories %d, vCPUs %d, recv %d, fixup %d", p.total, sum, cpus, p.recv, p.fixup)
+		}
+	})
+}
