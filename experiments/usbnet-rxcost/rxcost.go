@@ -30,6 +30,11 @@ func tables(dir string) (map[string]string, error) {
 		}
 		out["threaded-"+arch] = t
 	}
+	t, err := pairTable(filepath.Join(dir, "data", "frags-6.18.19-2026-11-26"), "ours", "frags")
+	if err != nil {
+		return nil, err
+	}
+	out["frags-6.18"] = t
 	pd := filepath.Join(dir, "data", "profile-7.3.4-2026-11-26")
 	for arch, sub := range map[string]string{"amd64": pd, "arm64": filepath.Join(pd, "arm64")} {
 		t, err := profileRunsTable(sub)
@@ -134,4 +139,49 @@ func threadedTable(dir string) (string, error) {
 	return mdtab.Table([]string{"rep", "stock: Mbit/s / busy % per Mbit/s / GRO segs per skb", "ours softirq: same",
 		"ours threaded: same", "throughput softirq/stock", "busy per Mbit/s softirq/stock",
 		"throughput threaded/softirq", "busy per Mbit/s threaded/softirq"}, rows), nil
+}
+
+// pairTable is a row per interleaved pair of a-N / b-N boots under dir
+// (Mbit/s and busy % per Mbit/s each, b/a ratios) and a row of the
+// ratios' medians.
+func pairTable(dir, a, b string) (string, error) {
+	reps, err := r2.Reps(dir, a)
+	if err != nil {
+		return "", err
+	}
+	if len(reps) == 0 {
+		return "", fmt.Errorf("%s: no %s-N runs", dir, a)
+	}
+	var rows [][]string
+	var tp, cpu []float64
+	for _, i := range reps {
+		var s [2]boot
+		for k, name := range []string{a, b} {
+			if s[k], err = readBoot(filepath.Join(dir, fmt.Sprintf("%s-%d", name, i))); err != nil {
+				return "", err
+			}
+		}
+		cell := func(x boot) string {
+			if !x.valid {
+				return "n/a (" + x.why + ")"
+			}
+			return fmt.Sprintf("%.1f / %.3f", x.side.Mbit, x.side.BusyPerMbit)
+		}
+		r1, r2c := "n/a", "n/a"
+		if s[0].valid && s[1].valid {
+			t, c := s[1].side.Mbit/s[0].side.Mbit, s[1].side.BusyPerMbit/s[0].side.BusyPerMbit
+			tp, cpu = append(tp, t), append(cpu, c)
+			r1, r2c = r2.F(t, 3), r2.F(c, 3)
+		}
+		rows = append(rows, []string{strconv.Itoa(i), cell(s[0]), cell(s[1]), r1, r2c})
+	}
+	med := func(xs []float64) string {
+		if len(xs) == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%s (of %d)", r2.F(r2.Median(xs), 3), len(xs))
+	}
+	rows = append(rows, []string{"median", "", "", med(tp), med(cpu)})
+	return mdtab.Table([]string{"pair", a + ": Mbit/s / busy % per Mbit/s", b + ": same",
+		"throughput " + b + "/" + a, "busy per Mbit/s " + b + "/" + a}, rows), nil
 }
