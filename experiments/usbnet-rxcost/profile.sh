@@ -19,25 +19,14 @@ kver=${KVER:-7.3.4+deb13-amd64}
 ours=${OURS_MODS:-kernel/usbnet/out/$kver}
 frags=${FRAGS_MODS:?give FRAGS_MODS, the series plus staging/7.x-frags built for KVER}
 stockbus=${STOCK_BUS:-kernel/usbnet/out/stock-lab-$kver}
+accel=tcg-icount
+profile=--profile
 [ -f "$frags/dummy_hcd.ko" ] || { echo "profile.sh: $frags has no dummy_hcd.ko: copy ours' in" >&2; exit 2; }
 stockargs=
 [ -d "$stockbus" ] && stockargs="--modules-dir $stockbus"
 mkdir -p "$out"
-run() { # NAME ARGS...
-	name=$1
-	shift
-	mkdir -p "$out/$name"
-	{ date -u +%FT%TZ; uptime; ps -eo pcpu,pid,comm --sort=-pcpu | head -n 8; } >"$out/$name/host-top.txt"
-	echo "== $name: wirespeed lab vm $* ${LABVM_ARGS:-}" >>"$out/runs.txt"
-	s=$(date +%s)
-	# shellcheck disable=SC2086 # LABVM_ARGS is a list of flags
-	if "$ws" lab vm usb-gadget -t 8s -P 2 --speed super --direction receive --accel tcg-icount --profile \
-		--kernel-version "$kver" "$@" ${LABVM_ARGS:-} --out "$out/$name" >"$out/$name.txt" 2>&1; then
-		echo "   ok in $(($(date +%s) - s)) s" >>"$out/runs.txt"
-	else
-		echo "   FAILED: $(tail -n 1 "$out/$name.txt")" >>"$out/runs.txt"
-	fi
-}
+# shellcheck source=experiments/usbnet-rxcost/lab-run.sh
+. "$(dirname "$0")/lab-run.sh"
 i=1
 while [ "$i" -le "$n" ]; do
 	# shellcheck disable=SC2086 # empty or two words
