@@ -91,3 +91,35 @@ func TestProfileRefused(t *testing.T) {
 		t.Errorf("findPerf in a root without perf: err %v, want one naming linux-perf", err)
 	}
 }
+
+// --rps writes the mask to every receive queue of the device under test
+// and records it; a bad mask, a scenario without one device under test or
+// a mask naming no vCPU is refused before anything starts.
+func TestRPSOption(t *testing.T) {
+	if s := dutKnobs(Options{}, "HIF"); strings.Contains(s, "rps_cpus") {
+		t.Errorf("without --rps: %s", s)
+	}
+	s := dutKnobs(Options{RPS: "d"}, "HIF")
+	if !strings.Contains(s, "for q in /sys/class/net/$HIF/queues/rx-*; do echo d > $q/rps_cpus") || !strings.Contains(s, "dut_rps=") {
+		t.Errorf("with --rps d:\n%s", s)
+	}
+	base := Options{Scenario: "usb-gadget", Duration: 3e9, Streams: 2, Direction: "receive", Tunnels: 4}
+	for _, c := range []struct {
+		scenario, rps, arch, err string
+	}{
+		{"usb-gadget", "d", "arm64", ""},
+		{"usb-nic", "2", "", ""},
+		{"usb-gadget", "00000000,0000000d", "arm64", ""},
+		{"usb-gadget", "xyz", "", "want a hex CPU mask"},
+		{"usb-gadget", "10", "", "names none of the guest's 2 vCPUs"},
+		{"wireguard", "1", "", "not wireguard"},
+	} {
+		o := base
+		o.Scenario, o.RPS, o.Arch = c.scenario, c.rps, c.arch
+		cfg := Config{Options: o}
+		err := cfg.Validate()
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%+v: err %v, want %q", c, err, c.err)
+		}
+	}
+}

@@ -38,6 +38,11 @@ type Options struct {
 	// the device under test (usb-gadget, bql, usb-nic) or of the
 	// WireGuard devices.
 	Threaded string `json:"threaded,omitempty"`
+	// RPS is a hex CPU mask written to every receive queue's rps_cpus of
+	// the device under test (usb-gadget, bql, usb-nic): its protocol
+	// processing steered to those vCPUs. "" leaves RPS as the kernel has
+	// it (off).
+	RPS string `json:"rps_cpus,omitempty"`
 	// BenchArgs are extra 'wirespeed bench' flags (split on spaces).
 	BenchArgs []string `json:"bench_args,omitempty"`
 	// Load names extra modules (from the kernel or --modules-dir) to load

@@ -63,7 +63,7 @@ func benchCalls(o Options, peer, prefix string, extra ...string) string {
 func gadgetScript(o Options, bql bool) string {
 	var b strings.Builder
 	b.WriteString(busRateCheck(o))
-	b.WriteString(guestScript("gadget.sh", "@PEER@", gadgetPeerAddr, "@HOST@", gadgetHostAddr, "@DUT_THREADED@", dutThreaded(o, "HIF")))
+	b.WriteString(guestScript("gadget.sh", "@PEER@", gadgetPeerAddr, "@HOST@", gadgetHostAddr, "@DUT_KNOBS@", dutKnobs(o, "HIF")))
 	var extra []string
 	if bql {
 		// A prio qdisc on the usbnet device: the probe goes to band 0 by its
@@ -111,21 +111,25 @@ func (o Options) threadedValue() string {
 	return ""
 }
 
-// dutThreaded sets the device under test's sysfs threaded knob as asked
+// dutKnobs sets the device under test's sysfs threaded knob as asked
 // (stock usbnet has no NAPI: the write fails, which is noted, not fatal)
-// and records what the knob says.
-func dutThreaded(o Options, ifVar string) string {
+// and its receive queues' RPS mask (--rps), and records what they say.
+func dutKnobs(o Options, ifVar string) string {
 	v := o.threadedValue()
 	var b strings.Builder
 	if v != "" {
 		fmt.Fprintf(&b, "echo %s > /sys/class/net/$%s/threaded 2>/dev/null || ws note \"threaded=%s on $%s failed (no NAPI?)\"\n", v, ifVar, v, ifVar)
 	}
 	fmt.Fprintf(&b, "echo \"dut_threaded=$(cat /sys/class/net/$%s/threaded 2>/dev/null)\" >> /results/facts.txt\n", ifVar)
+	if o.RPS != "" {
+		fmt.Fprintf(&b, "for q in /sys/class/net/$%s/queues/rx-*; do echo %s > $q/rps_cpus || fail \"rps_cpus=%s on $q\"; done\n", ifVar, o.RPS, o.RPS)
+		fmt.Fprintf(&b, "echo \"dut_rps=$(cat /sys/class/net/$%s/queues/rx-0/rps_cpus 2>/dev/null)\" >> /results/facts.txt\n", ifVar)
+	}
 	return b.String()
 }
 
 func nicScript(o Options) string {
-	return guestScript("nic.sh", "@GUEST@", nicGuestAddr, "@HOST@", nicHostAddr, "@DUT_THREADED@", dutThreaded(o, "DIF")) +
+	return guestScript("nic.sh", "@GUEST@", nicGuestAddr, "@HOST@", nicHostAddr, "@DUT_KNOBS@", dutKnobs(o, "DIF")) +
 		nicLoad(o)
 }
 

@@ -4,6 +4,8 @@ package vm
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,6 +24,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateAccel(); err != nil {
+		return err
+	}
+	if err := c.validateRPS(s); err != nil {
 		return err
 	}
 	if err := c.validateStress(s); err != nil {
@@ -177,6 +182,27 @@ func (c *Config) validateKernel() error {
 	}
 	if c.CacheDir == "" {
 		c.CacheDir = DefaultCacheDir()
+	}
+	return nil
+}
+
+// validateRPS checks --rps: a hex mask (commas between 32-bit groups, as
+// sysfs writes it) naming at least one of the guest's vCPUs, for the
+// scenarios with one device under test.
+func (c *Config) validateRPS(s *Scenario) error {
+	if c.RPS == "" {
+		return nil
+	}
+	if s.Name != "usb-gadget" && s.Name != "bql" && s.Name != "usb-nic" {
+		return fmt.Errorf("--rps steers the device under test of usb-gadget, bql or usb-nic, not %s: leave it out", s.Name)
+	}
+	hex := strings.ReplaceAll(c.RPS, ",", "")
+	m, err := strconv.ParseUint(hex, 16, 64)
+	if err != nil || len(hex) > 16 {
+		return fmt.Errorf("--rps %q: want a hex CPU mask such as d (vCPUs 0, 2 and 3)", c.RPS)
+	}
+	if m&(1<<uint(c.CPUs)-1) == 0 {
+		return fmt.Errorf("--rps %q names none of the guest's %d vCPUs (mask bits 0-%d)", c.RPS, c.CPUs, c.CPUs-1)
 	}
 	return nil
 }

@@ -3,7 +3,7 @@
 # The usb-gadget and bql scenarios' topology (scenario_shell.go's
 # gadgetScript): a configfs NCM gadget on dummy_hcd, its end in the gadget
 # namespace at @PEER@, the host's cdc_ncm end (usbnet) at @HOST@;
-# @DUT_THREADED@ is dutThreaded's lines for $HIF. gadgetScript adds
+# @DUT_KNOBS@ is dutKnobs' lines for $HIF. gadgetScript adds
 # bql.sh for bql, then the bench.
 # shellcheck disable=SC2129 # one fact a line, appended where it is learnt
 
@@ -36,7 +36,7 @@ echo "usb_speed=$(cat "/sys/class/udc/$UDC/current_speed" 2>/dev/null)" >> /resu
 /sbin/ip -n gadget link set "$GIF" up
 /sbin/ip addr add @HOST@/30 dev "$HIF"
 /sbin/ip link set "$HIF" up
-@DUT_THREADED@
+@DUT_KNOBS@
 /sbin/ip netns exec gadget /usr/bin/iperf3 -s -D -B @PEER@ || fail "iperf3 -s in the gadget namespace"
 if ! ws_wait_ping @PEER@ 10; then
   # Seen in about 1 of 10 boots: the link stays silent after binding.

@@ -2,7 +2,7 @@
 # shellcheck shell=sh
 # The usb-nic scenario's topology (scenario_shell.go's nicScript): QEMU's
 # usb-net device bound by cdc_ether (usbnet) as $DIF at @GUEST@, the host
-# namespace's tap at @HOST@; @DUT_THREADED@ is dutThreaded's lines for
+# namespace's tap at @HOST@; @DUT_KNOBS@ is dutKnobs' lines for
 # $DIF. nicScript adds the bench and, with --tune, tune.sh.
 # shellcheck disable=SC2129 # one fact a line, appended where it is learnt
 
@@ -13,5 +13,5 @@ echo "dut_driver=cdc_ether" >> /results/facts.txt
 echo "usb_speed=$(cat "/sys/class/net/$DIF/device/../speed" 2>/dev/null)" >> /results/facts.txt
 /sbin/ip addr add @GUEST@/30 dev "$DIF"
 /sbin/ip link set "$DIF" up
-@DUT_THREADED@
+@DUT_KNOBS@
 ws_wait_ping @HOST@ 30 || fail "@HOST@ (the host namespace) does not answer ping over usb-net"
