@@ -249,9 +249,8 @@ func inFixup(frames []string) bool {
 
 // profile is one boot's samples per category.
 type profile struct {
-	total  int
-	cat    map[string]int
-	perCPU map[string]int
+	total int
+	cat   map[string]int
 	// fixup: samples in the driver's rx_fixup's own work - under an
 	// rx_fixup frame but not under what it hands a frame to the stack
 	// with (usbnet_skb_return on): parsing the NTB, allocating, zeroing
@@ -339,7 +338,7 @@ func (m *modSyms) resolve(fr string) string {
 // readFolded sums a folded-stacks file by category, naming unnamed
 // module frames by syms (nil: none).
 func readFolded(b []byte, syms *modSyms) (profile, error) {
-	p := profile{cat: map[string]int{}, perCPU: map[string]int{}, cpu: map[string]*cpuSamples{}}
+	p := profile{cat: map[string]int{}, cpu: map[string]*cpuSamples{}}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<16), 1<<22)
 	for n := 1; sc.Scan(); n++ {
@@ -387,7 +386,6 @@ func readFolded(b []byte, syms *modSyms) (profile, error) {
 		if fix || receiver[c] {
 			p.recv += cnt
 		}
-		p.perCPU[parts[0]] += cnt
 	}
 	return p, sc.Err()
 }

@@ -47,7 +47,7 @@ func TestClassify(t *testing.T) {
 
 func TestReadFolded(t *testing.T) {
 	p, err := readFolded([]byte("0;iperf3;"+"x_([kernel.kallsyms]);tcp_recvmsg_([kernel.kallsyms]) 3\n1;swapper;do_idle_([kernel.kallsyms]);pv_native_safe_halt_([kernel.kallsyms]) 5\n"), nil)
-	if err != nil || p.total != 8 || p.cat[catRecvApp] != 3 || p.cat[catIdle] != 5 || p.perCPU["1"] != 5 || p.recv != 3 {
+	if err != nil || p.total != 8 || p.cat[catRecvApp] != 3 || p.cat[catIdle] != 5 || p.cpu["1"] == nil || p.cpu["1"].total != 5 || p.recv != 3 {
 		t.Errorf("readFolded: %+v, %v", p, err)
 	}
 	for _, bad := range []string{"0;x;y\n", "0;x;y z\n", "nocomm 3\n", "0;x;y -1\n"} {
