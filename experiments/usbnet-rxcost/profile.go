@@ -467,19 +467,19 @@ func profileTable(names []string, profs []profile) string {
 // (PLAN.md).
 const minProfileSamples = 2000
 
-// profileRuns reads the profiled boots of dir, rep by rep, stock, ours
-// and frags: a column per boot that counts, and the reason for each
-// that does not.
-func profileRuns(dir string) (names []string, profs []profile, dropped []string, err error) {
-	reps, err := r2.Reps(dir, "stock")
+// profileRuns reads the profiled boots SIDE-N of dir, rep by rep (the
+// reps the first side has), side by side: a column per boot that counts,
+// and the reason for each that does not.
+func profileRuns(dir string, sides ...string) (names []string, profs []profile, dropped []string, err error) {
+	reps, err := r2.Reps(dir, sides[0])
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if len(reps) == 0 {
-		return nil, nil, nil, fmt.Errorf("%s: no stock-N runs", dir)
+		return nil, nil, nil, fmt.Errorf("%s: no %s-N runs", dir, sides[0])
 	}
 	for _, i := range reps {
-		for _, side := range []string{"stock", "ours", "frags"} {
+		for _, side := range sides {
 			name := fmt.Sprintf("%s-%d", side, i)
 			run := filepath.Join(dir, name)
 			s, ok, err := r2.ReadRXSide(run)
@@ -517,10 +517,10 @@ func profileRuns(dir string) (names []string, profs []profile, dropped []string,
 	return names, profs, dropped, nil
 }
 
-// profileRunsTable is profileTable over dir's boots, with the boots
-// that did not count named under it.
-func profileRunsTable(dir string) (string, error) {
-	names, profs, dropped, err := profileRuns(dir)
+// profileRunsTable is profileTable over dir's boots of the sides, with the
+// boots that did not count named under it.
+func profileRunsTable(dir string, sides ...string) (string, error) {
+	names, profs, dropped, err := profileRuns(dir, sides...)
 	if err != nil {
 		return "", err
 	}

@@ -37,7 +37,7 @@ func tables(dir string) (map[string]string, error) {
 	out["frags-6.18"] = t
 	pd := filepath.Join(dir, "data", "profile-7.3.4-2026-11-26")
 	for arch, sub := range map[string]string{"amd64": pd, "arm64": filepath.Join(pd, "arm64")} {
-		t, err := profileRunsTable(sub)
+		t, err := profileRunsTable(sub, "stock", "ours", "frags")
 		if err != nil {
 			return nil, err
 		}
