@@ -35,6 +35,13 @@ func tables(dir string) (map[string]string, error) {
 		return nil, err
 	}
 	out["frags-6.18"] = t
+	rd := filepath.Join(dir, "data", "rps-7.3.4-arm64-2026-11-26")
+	if out["rps-arm64"], err = pairTable(rd, "ours", "rps"); err != nil {
+		return nil, err
+	}
+	if out["rps-arm64-profile"], err = profileRunsTable(rd, "prof-ours", "prof-rps"); err != nil {
+		return nil, err
+	}
 	pd := filepath.Join(dir, "data", "profile-7.3.4-2026-11-26")
 	for arch, sub := range map[string]string{"amd64": pd, "arm64": filepath.Join(pd, "arm64")} {
 		t, err := profileRunsTable(sub, "stock", "ours", "frags")
