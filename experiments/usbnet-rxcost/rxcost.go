@@ -35,6 +35,11 @@ func tables(dir string) (map[string]string, error) {
 		return nil, err
 	}
 	out["frags-6.18"] = t
+	ud := filepath.Join(dir, "data", "frags-usbnic-7.3.4-2026-11-26")
+	if out["frags-usbnic"], err = pairTableRuns([]string{filepath.Join(ud, "run1"), filepath.Join(ud, "run2"), filepath.Join(ud, "run3")},
+		[]string{"run 1 (loaded, base first), pair ", "run 2 (idle, base first), pair ", "run 3 (idle, frags first), pair "}, "base", "frags"); err != nil {
+		return nil, err
+	}
 	rd := filepath.Join(dir, "data", "rps-7.3.4-arm64-2026-11-26")
 	if out["rps-arm64"], err = pairTable(rd, "ours", "rps"); err != nil {
 		return nil, err
@@ -152,35 +157,43 @@ func threadedTable(dir string) (string, error) {
 // (Mbit/s and busy % per Mbit/s each, b/a ratios) and a row of the
 // ratios' medians.
 func pairTable(dir, a, b string) (string, error) {
-	reps, err := r2.Reps(dir, a)
-	if err != nil {
-		return "", err
-	}
-	if len(reps) == 0 {
-		return "", fmt.Errorf("%s: no %s-N runs", dir, a)
-	}
+	return pairTableRuns([]string{dir}, []string{""}, a, b)
+}
+
+// pairTableRuns is pairTable over the pairs of several runs' directories,
+// each row's pair named label+N, the medians over all of them.
+func pairTableRuns(dirs, labels []string, a, b string) (string, error) {
 	var rows [][]string
 	var tp, cpu []float64
-	for _, i := range reps {
-		var s [2]boot
-		for k, name := range []string{a, b} {
-			if s[k], err = readBoot(filepath.Join(dir, fmt.Sprintf("%s-%d", name, i))); err != nil {
-				return "", err
+	for k, dir := range dirs {
+		reps, err := r2.Reps(dir, a)
+		if err != nil {
+			return "", err
+		}
+		if len(reps) == 0 {
+			return "", fmt.Errorf("%s: no %s-N runs", dir, a)
+		}
+		for _, i := range reps {
+			var s [2]boot
+			for k, name := range []string{a, b} {
+				if s[k], err = readBoot(filepath.Join(dir, fmt.Sprintf("%s-%d", name, i))); err != nil {
+					return "", err
+				}
 			}
-		}
-		cell := func(x boot) string {
-			if !x.valid {
-				return "n/a (" + x.why + ")"
+			cell := func(x boot) string {
+				if !x.valid {
+					return "n/a (" + x.why + ")"
+				}
+				return fmt.Sprintf("%.1f / %.3f", x.side.Mbit, x.side.BusyPerMbit)
 			}
-			return fmt.Sprintf("%.1f / %.3f", x.side.Mbit, x.side.BusyPerMbit)
+			r1, r2c := "n/a", "n/a"
+			if s[0].valid && s[1].valid {
+				t, c := s[1].side.Mbit/s[0].side.Mbit, s[1].side.BusyPerMbit/s[0].side.BusyPerMbit
+				tp, cpu = append(tp, t), append(cpu, c)
+				r1, r2c = r2.F(t, 3), r2.F(c, 3)
+			}
+			rows = append(rows, []string{labels[k] + strconv.Itoa(i), cell(s[0]), cell(s[1]), r1, r2c})
 		}
-		r1, r2c := "n/a", "n/a"
-		if s[0].valid && s[1].valid {
-			t, c := s[1].side.Mbit/s[0].side.Mbit, s[1].side.BusyPerMbit/s[0].side.BusyPerMbit
-			tp, cpu = append(tp, t), append(cpu, c)
-			r1, r2c = r2.F(t, 3), r2.F(c, 3)
-		}
-		rows = append(rows, []string{strconv.Itoa(i), cell(s[0]), cell(s[1]), r1, r2c})
 	}
 	med := func(xs []float64) string {
 		if len(xs) == 0 {
