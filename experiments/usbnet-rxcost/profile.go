@@ -265,7 +265,7 @@ type profile struct {
 	cpu map[string]*cpuSamples
 }
 
-type cpuSamples struct{ total, idle, recv, send int }
+type cpuSamples struct{ total, idle, recv, send, napi int }
 
 // hottest is the vCPU with the most busy samples.
 func (p profile) hottest() (string, *cpuSamples) {
@@ -375,6 +375,9 @@ func readFolded(b []byte, syms *modSyms) (profile, error) {
 			p.cpu[parts[0]] = cs
 		}
 		cs.total += cnt
+		if strings.HasPrefix(parts[1], "napi/") { // a threaded NAPI poll's kthread
+			cs.napi += cnt
+		}
 		switch {
 		case c == catIdle:
 			cs.idle += cnt
@@ -437,7 +440,9 @@ func profileTable(names []string, profs []profile) string {
 	hotRecv := []string{"busiest vCPU: receive side, % of its busy"}
 	hotSend := []string{"busiest vCPU: sender half, % of its busy"}
 	others := []string{"other vCPUs: busy %"}
+	napi := []string{"NAPI threads (napi/*), % of each vCPU's samples"}
 	for _, p := range profs {
+		napi = append(napi, napiCell(p))
 		c, s := p.hottest()
 		if s == nil || s.total == s.idle {
 			hot, hotRecv, hotSend, others = append(hot, "-"), append(hotRecv, "-"), append(hotSend, "-"), append(others, "-")
@@ -459,7 +464,7 @@ func profileTable(names []string, profs []profile) string {
 			others = append(others, "-")
 		}
 	}
-	rows = append(rows, busy, send, recv, fix, hot, hotRecv, hotSend, others, total)
+	rows = append(rows, busy, send, recv, fix, hot, hotRecv, hotSend, others, napi, total)
 	return mdtab.Table(header, rows)
 }
 
@@ -529,4 +534,25 @@ func profileRunsTable(dir string, sides ...string) (string, error) {
 		t += "\nNot counted: " + strings.Join(dropped, "; ") + ".\n"
 	}
 	return t, nil
+}
+
+// napiCell is "cpuN x%" for each vCPU that ran a NAPI thread, "-" when
+// none did (the poll in softirq).
+func napiCell(p profile) string {
+	var cpus []string
+	for c, s := range p.cpu {
+		if s.napi > 0 {
+			cpus = append(cpus, c)
+		}
+	}
+	if len(cpus) == 0 {
+		return "-"
+	}
+	sort.Strings(cpus)
+	var parts []string
+	for _, c := range cpus {
+		s := p.cpu[c]
+		parts = append(parts, fmt.Sprintf("cpu%s %.1f", c, 100*float64(s.napi)/float64(s.total)))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -127,6 +127,13 @@ func TestHottest(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, s := p.hottest()
+	if napiCell(p) != "-" {
+		t.Errorf("no napi/ comm, yet napiCell says %q", napiCell(p))
+	}
+	q, _ := readFolded([]byte("2;napi/usb0-0;usbnet_poll_([kernel.kallsyms]) 1\n2;swapper;do_idle_([kernel.kallsyms]);pv_native_safe_halt_([kernel.kallsyms]) 3\n"), nil)
+	if got := napiCell(q); got != "cpu2 25.0" {
+		t.Errorf("napiCell = %q, want cpu2 25.0", got)
+	}
 	if c != "1" || s.total != 10 || s.idle != 1 || s.recv != 3 || s.send != 6 {
 		t.Errorf("hottest: cpu%s %+v, want cpu1 total 10 idle 1 recv 3 send 6", c, s)
 	}

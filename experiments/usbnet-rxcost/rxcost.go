@@ -40,6 +40,9 @@ func tables(dir string) (map[string]string, error) {
 		[]string{"run 1 (loaded, base first), pair ", "run 2 (idle, base first), pair ", "run 3 (idle, frags first), pair "}, "base", "frags"); err != nil {
 		return nil, err
 	}
+	if out["threaded-arm64-profile"], err = profileRunsTable(filepath.Join(dir, "data", "threaded-profile-arm64-2026-11-26"), "softirq", "threaded"); err != nil {
+		return nil, err
+	}
 	rd := filepath.Join(dir, "data", "rps-7.3.4-arm64-2026-11-26")
 	if out["rps-arm64"], err = pairTable(rd, "ours", "rps"); err != nil {
 		return nil, err
