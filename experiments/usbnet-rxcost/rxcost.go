@@ -144,13 +144,7 @@ func threadedTable(dir string) (string, error) {
 			ratio(so, st, mbit, &softTP), ratio(so, st, cpu, &softCPU),
 			ratio(th, so, mbit, &thrTP), ratio(th, so, cpu, &thrCPU)})
 	}
-	med := func(xs []float64) string {
-		if len(xs) == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%s (of %d)", r2.F(r2.Median(xs), 3), len(xs))
-	}
-	rows = append(rows, []string{"median", "", "", "", med(softTP), med(softCPU), med(thrTP), med(thrCPU)})
+	rows = append(rows, []string{"median", "", "", "", medianCell(softTP), medianCell(softCPU), medianCell(thrTP), medianCell(thrCPU)})
 	return mdtab.Table([]string{"rep", "stock: Mbit/s / busy % per Mbit/s / GRO segs per skb", "ours softirq: same",
 		"ours threaded: same", "throughput softirq/stock", "busy per Mbit/s softirq/stock",
 		"throughput threaded/softirq", "busy per Mbit/s threaded/softirq"}, rows), nil
@@ -198,13 +192,16 @@ func pairTableRuns(dirs, labels []string, a, b string) (string, error) {
 			rows = append(rows, []string{labels[k] + strconv.Itoa(i), cell(s[0]), cell(s[1]), r1, r2c})
 		}
 	}
-	med := func(xs []float64) string {
-		if len(xs) == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%s (of %d)", r2.F(r2.Median(xs), 3), len(xs))
-	}
-	rows = append(rows, []string{"median", "", "", med(tp), med(cpu)})
+	rows = append(rows, []string{"median", "", "", medianCell(tp), medianCell(cpu)})
 	return mdtab.Table([]string{"pair", a + ": Mbit/s / busy % per Mbit/s", b + ": same",
 		"throughput " + b + "/" + a, "busy per Mbit/s " + b + "/" + a}, rows), nil
+}
+
+// medianCell is a median row's cell: the median of the ratios and how
+// many there were, "-" for none.
+func medianCell(xs []float64) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s (of %d)", r2.F(r2.Median(xs), 3), len(xs))
 }
