@@ -1,30 +1,41 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# lab-kernel.sh KSRC OUT - build the VM lab's own x86_64 kernel of a tree
-# (6.18.19 here: Debian serves no 6.18 headers) with x86_64_defconfig plus
-# lab-kernel.fragment, and lay it out for `wirespeed lab vm --kernel
+# lab-kernel.sh KSRC OUT [FRAGMENT...] - build the VM lab's own x86_64 kernel
+# of a tree (6.18.19 here: Debian serves no 6.18 headers) with
+# x86_64_defconfig plus lab-kernel.fragment and then each FRAGMENT given (a
+# later line for the same option wins: usbnet-rxcost/kasan.fragment makes a
+# KASAN kernel named -wslab-kasan), and lay it out for `wirespeed lab vm --kernel
 # OUT/bzImage --modules OUT/lib/modules/RELEASE`; OUT/build is the build
 # directory kernel/usbnet/build.sh takes as --kdir (it has Module.symvers).
 # It says what it boots: OUT/config-RELEASE is the whole .config, and the
 # release carries -wslab so it is never taken for a distribution's kernel.
 set -euo pipefail
-[ $# = 2 ] || { echo "usage: lab-kernel.sh KSRC OUT" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: lab-kernel.sh KSRC OUT [FRAGMENT...]" >&2; exit 2; }
 ksrc="$(cd "$1" && pwd)"
 mkdir -p "$2"
 out="$(cd "$2" && pwd)"
 here="$(cd "$(dirname "$0")" && pwd)"
+shift 2
+frags=("$here/lab-kernel.fragment")
+for f in "$@"; do
+	[ -r "$f" ] || { echo "lab-kernel: no fragment $f" >&2; exit 2; }
+	frags+=("$(cd "$(dirname "$f")" && pwd)/$(basename "$f")")
+done
 b="$out/build"
 mkdir -p "$b"
 make -C "$ksrc" O="$b" x86_64_defconfig >/dev/null
-(cd "$b" && "$ksrc/scripts/kconfig/merge_config.sh" -m -O "$b" "$b/.config" "$here/lab-kernel.fragment" >/dev/null)
+(cd "$b" && "$ksrc/scripts/kconfig/merge_config.sh" -m -O "$b" "$b/.config" "${frags[@]}" >/dev/null)
 make -C "$ksrc" O="$b" olddefconfig >/dev/null
-# every fragment line must have survived olddefconfig
+# every fragment line must have survived olddefconfig (the last one given
+# for an option: the fragments in order, each option's last line kept)
+cat "${frags[@]}" | grep -v '^#' | grep . |
+	awk -F= '{ last[$1] = $0; order[$1] = NR } END { for (k in last) print order[k], last[k] }' |
+	sort -n | cut -d' ' -f2- >"$b/ws-fragment"
 while IFS= read -r l; do
-	case "$l" in "#"* | "") continue ;; esac
 	k="${l%%=*}" v="${l#*=}"
 	if [ "$v" = n ]; then grep -q "^# $k is not set" "$b/.config" && continue; fi
 	grep -qx "$l" "$b/.config" || { echo "lab-kernel: $l did not survive olddefconfig" >&2; exit 1; }
-done <"$here/lab-kernel.fragment"
+done <"$b/ws-fragment"
 nice -n 10 make -C "$ksrc" O="$b" -j"$(nproc)" bzImage modules >"$out/build.log" 2>&1 ||
 	{ tail -20 "$out/build.log" >&2; exit 1; }
 rel="$(cat "$b/include/config/kernel.release")"
