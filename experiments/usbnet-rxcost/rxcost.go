@@ -50,6 +50,9 @@ func tables(dir string) (map[string]string, error) {
 	if out["rps-arm64-profile"], err = profileRunsTable(rd, "prof-ours", "prof-rps"); err != nil {
 		return nil, err
 	}
+	if out["frags-stress"], err = stressTable(filepath.Join(dir, "data"), fragsStressRuns); err != nil {
+		return nil, err
+	}
 	pd := filepath.Join(dir, "data", "profile-7.3.4-2026-11-26")
 	for arch, sub := range map[string]string{"amd64": pd, "arm64": filepath.Join(pd, "arm64")} {
 		t, err := profileRunsTable(sub, "stock", "ours", "frags")
