@@ -232,13 +232,13 @@ for c in $("${gitc[@]}" rev-list --reverse HEAD~${#patches[@]}..HEAD); do
 			fail=1
 		fi
 	done
-	cp=$(perl "$checkpatch" --strict --no-tree "$p" 2>&1 | sed -n 's/^total: //p')
+	cp=$(perl "$checkpatch" --strict --no-tree "$p" 2>&1 | sed -n 's/^total: //p' || true)
 	case "$cp" in "0 errors, 0 warnings, 0 checks"*) ;; *) fail=1 ;; esac
 	echo "$i/${#patches[@]} $subj: build$res; checkpatch --strict: $cp"
 done
 cover="$series/0000-cover-letter.patch"
 if [ -f "$cover" ]; then
-	cp=$(perl "$checkpatch" --strict --no-tree "$cover" 2>&1 | sed -n 's/^total: //p')
+	cp=$(perl "$checkpatch" --strict --no-tree "$cover" 2>&1 | sed -n 's/^total: //p' || true)
 	case "$cp" in "0 errors, 0 warnings, 0 checks"*) ;; *) fail=1 ;; esac
 	echo "cover letter: checkpatch --strict: $cp"
 fi
