@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Check the net-next series the way netdev's CI would at the least: it
 # applies with git am to a clean base tree, and at every patch usbnet.ko
-# and cdc_ncm.ko build without warnings (x86_64, and arm64 when its
-# headers can be had) and scripts/checkpatch.pl --strict of the base
-# tree reports 0 errors, 0 warnings, 0 checks.
+# and the minidrivers the series changes (cdc_ncm, cdc_mbim, ax88179_178a)
+# build without warnings (x86_64, and arm64 when its headers can be had)
+# and scripts/checkpatch.pl --strict of the base tree reports 0 errors,
+# 0 warnings, 0 checks.
 #
 #   sudo kernel/usbnet/net-next/check.sh              # this directory's series
 #   sudo SERIES=kernel/usbnet/patches/7.x kernel/usbnet/net-next/check.sh
@@ -189,6 +190,13 @@ say "git am: ${#patches[@]} patches of $series on $base_pkg $base_ver"
 "${gitc[@]}" am -q "${patches[@]}" || die "git am failed: the series does not apply cleanly to $base_pkg $base_ver"
 
 # 6. At each patch: build and checkpatch.
+each_modules="usbnet cdc_ncm cdc_mbim ax88179_178a"
+each_built() { # DIR: every module of $each_modules was built in DIR
+	local m
+	for m in $each_modules; do
+		[ -f "$1/drivers/net/usb/$m.ko" ] || return 1
+	done
+}
 fail=0
 i=0
 checkpatch="$src/scripts/checkpatch.pl"
@@ -201,7 +209,8 @@ for c in $("${gitc[@]}" rev-list --reverse HEAD~${#patches[@]}..HEAD); do
 	"${gitc[@]}" archive "$c" drivers/net/usb include/linux/usb | tar -x -C "$d"
 	{
 		echo "NOSTDINC_FLAGS += -I\$(src)/../../../include"
-		echo "obj-m := usbnet.o cdc_ncm.o"
+		# shellcheck disable=SC2086 # a list of names, split on purpose
+		echo "obj-m := $(printf '%s.o ' $each_modules)"
 	} >"$d/drivers/net/usb/Kbuild"
 	res=""
 	for ak in "${kdirs[@]}"; do
@@ -211,7 +220,7 @@ for c in $("${gitc[@]}" rev-list --reverse HEAD~${#patches[@]}..HEAD); do
 		args=()
 		[ "$a" = amd64 ] || args=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 		if in_root nice -n 10 make -C "$k" M="$b/drivers/net/usb" "${args[@]}" -j"$jobs" modules >"$b.log" 2>&1 &&
-			[ -f "$b/drivers/net/usb/usbnet.ko" ] && [ -f "$b/drivers/net/usb/cdc_ncm.ko" ]; then
+			each_built "$b"; then
 			if grep -qiE 'warning|error' "$b.log"; then
 				res+=" $a:WARNINGS($b.log)"
 				fail=1
@@ -223,13 +232,13 @@ for c in $("${gitc[@]}" rev-list --reverse HEAD~${#patches[@]}..HEAD); do
 			fail=1
 		fi
 	done
-	cp=$(perl "$checkpatch" --strict --no-tree "$p" 2>&1 | sed -n 's/^total: //p')
+	cp=$(perl "$checkpatch" --strict --no-tree "$p" 2>&1 | sed -n 's/^total: //p' || true)
 	case "$cp" in "0 errors, 0 warnings, 0 checks"*) ;; *) fail=1 ;; esac
 	echo "$i/${#patches[@]} $subj: build$res; checkpatch --strict: $cp"
 done
 cover="$series/0000-cover-letter.patch"
 if [ -f "$cover" ]; then
-	cp=$(perl "$checkpatch" --strict --no-tree "$cover" 2>&1 | sed -n 's/^total: //p')
+	cp=$(perl "$checkpatch" --strict --no-tree "$cover" 2>&1 | sed -n 's/^total: //p' || true)
 	case "$cp" in "0 errors, 0 warnings, 0 checks"*) ;; *) fail=1 ;; esac
 	echo "cover letter: checkpatch --strict: $cp"
 fi
