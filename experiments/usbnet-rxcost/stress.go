@@ -28,6 +28,10 @@ var fragsStressRuns = []stressRun{
 	{"lab 6.18.19, 1-12", "frags-6.18.19-2026-11-26/stress-1", true},
 	{"Debian 6.12.117, 1-12", "frags-6.12.117-2026-11-27/stress-frags-1", true},
 	{"Debian 6.1.192, 1-12", "frags-6.1.192-2026-11-27/stress-frags-1", true},
+	{"Debian 7.3.4 arm64 (Pi 3-class), 1-11", "frags-7.3.4-arm64-2026-11-27/stress-frags-1", true},
+	{"Debian 7.3.4 arm64 (Pi 3-class), 1-8 (without them)", "frags-7.3.4-arm64-2026-11-27/stress-base-1", true},
+	{"Debian 7.3.4 arm64 (Pi 3-class), 1-11, second run", "frags-7.3.4-arm64-2026-11-27/stress-frags-2", true},
+	{"Debian 7.3.4 arm64 (Pi 3-class), 1-11, 90 cycles", "frags-7.3.4-arm64-2026-11-27/stress90-frags-1", true},
 	{"lab 6.18.19 with KASAN, 1-12", "kasan-6.18.19-2026-11-27/stress-frags-1", false},
 	{"lab 6.18.19 with KASAN, 1-9 (without them)", "kasan-6.18.19-2026-11-27/stress-base-1", false},
 }
