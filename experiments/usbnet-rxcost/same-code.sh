@@ -8,21 +8,29 @@
 set -euo pipefail
 [ $# = 2 ] || { echo "usage: same-code.sh A.ko B.ko" >&2; exit 2; }
 for f in "$1" "$2"; do [ -r "$f" ] || { echo "same-code: cannot read $f" >&2; exit 2; }; done
-funcs() { objdump -t "$1" | awk '$3 == "F" && $4 ~ /^\.text/ { print $NF }' | sort -u; }
-body() { # MODULE FUNCTION: its instructions, addresses masked
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+# each module once: one file per function of .text*, its instructions with
+# addresses masked
+split_funcs() { # MODULE DIR
+	mkdir -p "$2"
 	objdump -d --no-show-raw-insn "$1" |
-		awk -v f="<$2>:" '$2 == f { p = 1; next } p && /^$/ { p = 0 } p' |
-		sed -E 's/^ *[0-9a-f]+:[[:space:]]*//; s/[0-9a-f]+ <([^>+]*)(\+0x[0-9a-f]+)?>/<\1>/g; s/0x[0-9a-f]+\(%rip\)/X(%rip)/g'
+		sed -E 's/^ *[0-9a-f]+:[[:space:]]*//; s/[0-9a-f]+ <([^>+]*)(\+0x[0-9a-f]+)?>/<\1>/g; s/0x[0-9a-f]+\(%rip\)/X(%rip)/g' |
+		awk -v d="$2" '/^<.*>:$/ { f = $1; sub(/^</, "", f); sub(/>:$/, "", f); out = d "/" f; next }
+			/^$/ { out = ""; next }
+			out != "" { print > out }'
 }
+split_funcs "$1" "$t/a"
+split_funcs "$2" "$t/b"
 same=0 differ=0
 while read -r f; do
-	if ! funcs "$2" | grep -qx -- "$f"; then echo "only in A: $f"; differ=$((differ + 1)); continue; fi
-	if ! funcs "$1" | grep -qx -- "$f"; then echo "only in B: $f"; differ=$((differ + 1)); continue; fi
-	if cmp -s <(body "$1" "$f") <(body "$2" "$f"); then
+	if [ ! -f "$t/b/$f" ]; then echo "only in A: $f"; differ=$((differ + 1)); continue; fi
+	if [ ! -f "$t/a/$f" ]; then echo "only in B: $f"; differ=$((differ + 1)); continue; fi
+	if cmp -s "$t/a/$f" "$t/b/$f"; then
 		same=$((same + 1))
 	else
-		echo "differs: $f ($(body "$1" "$f" | wc -l) -> $(body "$2" "$f" | wc -l) instructions)"
+		echo "differs: $f ($(wc -l <"$t/a/$f") -> $(wc -l <"$t/b/$f") instructions)"
 		differ=$((differ + 1))
 	fi
-done < <(sort -u <(funcs "$1") <(funcs "$2"))
+done < <(find "$t/a" "$t/b" -type f -printf '%f\n' | sort -u)
 echo "same-code: $same functions the same, $differ differ ($(basename "$1"))"

@@ -3,8 +3,6 @@
 package usbnetrxcost
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -59,10 +57,11 @@ func stressTable(data string, runs []stressRun) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		m := cyclesRe.FindSubmatch(lastLineWith(st, "cycles done"))
-		if m == nil {
+		all := cyclesRe.FindAllSubmatch(st, -1)
+		if len(all) == 0 {
 			return "", fmt.Errorf("%s: stress.txt has no \"N cycles done\" line", dir)
 		}
+		m := all[len(all)-1]
 		verdict := "fail"
 		if vm.OK {
 			verdict = "clean"
@@ -77,17 +76,6 @@ func stressTable(data string, runs []stressRun) (string, error) {
 	}
 	return mdtab.Table([]string{"kernel, patches", "cycles done", "gadget stalls", "lab's verdict",
 		"MemAvailable before -> after (kB)", "Slab before -> after (kB)", "raw files (data/)"}, rows), nil
-}
-
-func lastLineWith(b []byte, s string) []byte {
-	var last []byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if bytes.Contains(sc.Bytes(), []byte(s)) {
-			last = append(last[:0], sc.Bytes()...)
-		}
-	}
-	return last
 }
 
 // memChange reads MemAvailable and Slab from the run's meminfo before and
