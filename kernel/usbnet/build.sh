@@ -251,6 +251,12 @@ if [ -z "$kdir" ] && [ -z "$source_only" ]; then
 		abi="${BASH_REMATCH[1]}" flavour="${BASH_REMATCH[2]}"
 		hdrpkgs=("linux-headers-$kver" "linux-headers-$abi-common" "linux-kbuild-6.1")
 	fi
+	if [ ${#hdrpkgs[@]} = 0 ] && [[ "$kver" =~ ^7\.[0-3]\.[0-9]+\+deb1[34]-(amd64|arm64)$ ]]; then
+		# Debian 13's and 14's 7.x headers: not in a Debian 12 host's apt
+		# lists, and built with gcc-14; net-next/check.sh fetches them
+		# through lists of its own and builds in a Debian 13 root.
+		die "no headers for $kver installed: build.sh does not fetch Debian 13's 7.x headers (they are not in this host's apt lists and need gcc-14). Install linux-headers-$kver and give --kdir, or, for 7.3.4+deb13-amd64 and -arm64, run: sudo make -C kernel/usbnet/net-next modules-7.x (the 28 modules of patches/7.x into kernel/usbnet/out/7.3.4+deb13-ARCH/; lab-modules-7.x adds the lab bus of --lab-bus)"
+	fi
 	[ ${#hdrpkgs[@]} -gt 0 ] ||
 		die "no headers for $kver: install them (/lib/modules/$kver/build; on Raspberry Pi OS: apt-get install linux-headers-$kver), or give --kdir DIR"
 	case "$flavour" in

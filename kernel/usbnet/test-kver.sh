@@ -63,5 +63,19 @@ for k in $refuse; do
 	case "$d" in *no) ;; *) bad "dkms.conf accepts $k" ;; esac
 	refusal_ok "$k" "$d" || bad "dkms.conf's refusal of $k does not say what is accepted and what to do: $d"
 done
+# A Debian 13 7.x kernel without its headers installed: build.sh cannot
+# fetch them (not in a Debian 12 host's lists; gcc-14), so it must stop at
+# once and name the command that builds for it (issue 39's documented path).
+cache="$(mktemp -d)"
+trap 'rm -rf "$cache"' EXIT
+for k in 7.3.4+deb13-amd64 7.3.4+deb13-arm64; do
+	[ -e "/lib/modules/$k/build" ] && continue
+	if out="$(WIRESPEED_CACHE="$cache" "$here/build.sh" --kver "$k" 2>&1 </dev/null)"; then
+		bad "build.sh --kver $k without its headers succeeded: $out"
+	else
+		case "$out" in *"make -C kernel/usbnet/net-next modules-7.x"*) ;;
+		*) bad "build.sh --kver $k without its headers does not point to net-next's modules-7.x: $out" ;; esac
+	fi
+done
 [ $fail = 0 ] && echo "test-kver: ok ($(echo "$accept" | wc -w) accepted, $(echo "$refuse" | wc -w) refused, build.sh and dkms.conf agree)"
 exit $fail
