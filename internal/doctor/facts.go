@@ -345,7 +345,7 @@ var ModuleKernels = regexp.MustCompile(`^(6\.1|6\.12|6\.18|7\.[0-3])\.[0-9]+([^0
 const ModuleKernelsText = "the Linux 6.1, 6.12 and 6.18 families and the tested 7.x releases 7.0-7.3 (Debian 12's 6.1.0-N and 6.12.N+deb12/+bpo, Debian 13's 6.12.N+deb13 and trixie-backports' 7.3.N+deb13, Raspberry Pi OS 6.18.N+rpt-*, Armbian 6.18.N-current-*, Ubuntu 7.0.0-N-generic/-raspi, Fedora 7.x.N-NNN.fcNN, self-built ones)"
 
 // ModuleVersion is kernel/usbnet's DKMS package version (dkms.conf).
-const ModuleVersion = "0.2"
+const ModuleVersion = "0.3"
 
 // piKernel: a Raspberry Pi OS (or Ubuntu raspi) kernel by its name:
 // 6.12.N+rpt-rpi-v8, 6.1.21-v8+, 5.15.4-0-rpi4, 5.15.0-1034-raspi.
