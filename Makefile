@@ -58,10 +58,11 @@ TEST_PKGS := chromium flent python3-matplotlib prometheus shellcheck
 # cross-builds it for Debian's arm64 kernels, whose headers use
 # aarch64-linux-gnu-gcc-12), make bpf and bpf-check (clang, llvm,
 # libbpf-dev; CI's make check runs bpf-check with them) and make
-# observe-overhead (bpftrace). The VM lab's guest kernel is fetched with
+# observe-overhead (bpftrace); debootstrap makes the Debian 13 root in which
+# net-next/check.sh builds for the 7.x kernels. The VM lab's guest kernel is fetched with
 # apt-get download, never installed.
 LAB_PKGS := qemu-system-x86 qemu-system-arm busybox-static kmod xz-utils cpio wireguard-tools gcc-12 make patch dwarves \
-	qemu-user-static gcc-aarch64-linux-gnu clang llvm libbpf-dev bpftrace
+	qemu-user-static gcc-aarch64-linux-gnu clang llvm libbpf-dev bpftrace debootstrap
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 # The oldest Go that builds this tree (go.mod's go line).
 GO_MIN := $(shell sed -n 's/^go \([0-9.]*\).*/\1/p' go.mod)

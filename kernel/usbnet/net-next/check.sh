@@ -26,8 +26,8 @@
 # $CACHE (/var/cache/wirespeed/net-next), so it runs as root on a fresh
 # Debian machine. Those headers were built with gcc-14; where the host
 # has no gcc-14 (Debian 12), the build runs in a minimal Debian 13 root
-# made once with debootstrap in $CACHE/root (about 300 MB), entered with
-# unshare -m + chroot. About 170 MB of packages besides that root.
+# made once with debootstrap in $CACHE/root (about 690 MB, du -sh on
+# 2026-11-28), entered with unshare -m + chroot. About 170 MB of packages besides that root.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
