@@ -13,6 +13,8 @@ out="$(mkdir -p "$1" && cd "$1" && pwd)"
 k618="$(cd "$2" && pwd)" k61="$(cd "$3" && pwd)"
 top="$(cd "$(dirname "$0")/../.." && pwd)"
 u="$top/kernel/usbnet"
+head="$(git -C "$top" rev-parse HEAD)"
+[ -z "$(git -C "$top" status --porcelain -- kernel/usbnet)" ] || { echo "checks: kernel/usbnet has uncommitted changes: commit them first" >&2; exit 1; }
 logs="$(mktemp -d)"
 trap 'rm -rf "$logs"' EXIT
 staged() { # FAMILY -> a directory with the family's series and its staged patches
@@ -39,7 +41,7 @@ run 6.12+staged "linux-source-6.12 6.12.117-1~deb12u1, headers 6.12.117+deb13" e
 run 6.18 "6.18.19 rebuilt (README.md)" "$u/check-tree.sh" "$k618" "$u/patches/6.18"
 run 6.18+staged "6.18.19 rebuilt (README.md)" "$u/check-tree.sh" "$k618" "$(staged 6.18)"
 run 6.1 "linux-source-6.1 6.1.192-2" "$u/check-tree.sh" "$k61" "$u/patches/6.1"
-python3 - "$logs" "$out/checks.json" "$(git -C "$top" rev-parse HEAD)" <<'PY'
+python3 - "$logs" "$out/checks.json" "$head" <<'PY'
 import json, re, sys
 logs, dst, head = sys.argv[1:4]
 recs = []
