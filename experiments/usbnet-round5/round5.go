@@ -34,8 +34,8 @@ type record struct {
 	} `json:"checks"`
 }
 
-// tables: one table per run directory under data/, its ID "checks-" and the
-// directory's name.
+// tables: one table per run directory under data/ holding a checks.json,
+// its ID the directory's name.
 func tables(dir string) (map[string]string, error) {
 	runs, err := filepath.Glob(filepath.Join(dir, "data", "*", "checks.json"))
 	if err != nil {
@@ -81,7 +81,7 @@ func tables(dir string) (map[string]string, error) {
 				fmt.Sprintf("%d/%d", ok["x86_64"], n), fmt.Sprintf("%d/%d", ok["arm64"], n),
 				fmt.Sprintf("%d/%d/%d", cp[0], cp[1], cp[2]), cover, verdict})
 		}
-		id := "checks-" + filepath.Base(filepath.Dir(f))
+		id := filepath.Base(filepath.Dir(f))
 		out[id] = mdtab.Table([]string{"series", "base", "prefixes", "x86_64 builds clean", "arm64 builds clean",
 			"checkpatch --strict errors/warnings/checks (all patches)", "cover letter", "verdict"}, rows)
 	}
