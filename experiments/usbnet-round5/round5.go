@@ -6,11 +6,15 @@ package usbnetround5
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
 	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
 )
 
 func init() {
@@ -35,8 +39,28 @@ type record struct {
 }
 
 // tables: one table per run directory under data/ holding a checks.json,
-// its ID the directory's name.
+// its ID the directory's name; the lab runs of lab-7.3.4-2026-11-28.
 func tables(dir string) (map[string]string, error) {
+	out, err := checkTables(dir)
+	if err != nil {
+		return nil, err
+	}
+	lab := filepath.Join(dir, "data", "lab-7.3.4-2026-11-28")
+	if _, err := os.Stat(lab); err != nil {
+		return out, nil
+	}
+	if out["stress-7.3"], err = stressRuns(filepath.Join(lab, "stress")); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(lab, "rx")); err == nil {
+		if out["rx-7.3"], err = rxPairs(filepath.Join(lab, "rx")); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func checkTables(dir string) (map[string]string, error) {
 	runs, err := filepath.Glob(filepath.Join(dir, "data", "*", "checks.json"))
 	if err != nil {
 		return nil, err
@@ -86,4 +110,89 @@ func tables(dir string) (map[string]string, error) {
 			"checkpatch --strict errors/warnings/checks (all patches)", "cover letter", "verdict"}, rows)
 	}
 	return out, nil
+}
+
+// stressRuns is a row per usbnet-stress boot under dir, every one (PLAN.md
+// drops none), in the order they started: which usbnet it ran (the lab's
+// modules.txt), its verdict and the stress script's count of steps.
+func stressRuns(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	type row struct{ started, name, usbnet, outcome, summary, cycles string }
+	var rows []row
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		d := filepath.Join(dir, e.Name())
+		var v struct {
+			Started string `json:"started"`
+			OK      bool   `json:"ok"`
+			Failure string `json:"failure"`
+			Options struct {
+				Cycles int `json:"cycles"`
+			} `json:"options"`
+		}
+		if err := mdtab.ReadJSON(filepath.Join(d, "vm.json"), &v); err != nil {
+			return "", err
+		}
+		r := row{started: v.Started, name: e.Name(), cycles: strconv.Itoa(v.Options.Cycles), outcome: "clean"}
+		if !v.OK {
+			r.outcome = "FAIL: " + v.Failure
+		}
+		mods, err := mdtab.ReadFile(filepath.Join(d, "modules.txt"))
+		if err != nil {
+			return "", err
+		}
+		r.usbnet = "?"
+		for _, l := range strings.Split(string(mods), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "usbnet" {
+				r.usbnet = map[bool]string{true: "ours (round 5)", false: "the kernel's own"}[f[1] == "modules-dir"]
+			}
+		}
+		st, err := mdtab.ReadFile(filepath.Join(d, "stress.txt"))
+		if err != nil {
+			return "", err
+		}
+		for _, l := range strings.Split(string(st), "\n") {
+			if _, after, ok := strings.Cut(l, "cycles done: "); ok {
+				r.summary = after
+			}
+		}
+		rows = append(rows, r)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].started < rows[j].started })
+	var cells [][]string
+	for _, r := range rows {
+		cells = append(cells, []string{r.name, r.usbnet, r.cycles, r.outcome, r.summary})
+	}
+	return mdtab.Table([]string{"run", "usbnet", "cycles", "outcome", "steps done (the stress script's count)"}, cells), nil
+}
+
+// rxPairs is usbnet-rx.sh's gadget-icount phase (round 2's reader: a pair
+// counts when both boots finished their bench), a row per pair and the
+// medians of the per-pair ratios.
+func rxPairs(dir string) (string, error) {
+	pairs, dropped, err := r2.RXPhase(dir, "gadget-icount")
+	if err != nil {
+		return "", err
+	}
+	var rows [][]string
+	var thr, busy []float64
+	for _, p := range pairs {
+		thr = append(thr, p.ThroughputRatio())
+		busy = append(busy, p.BusyRatio())
+		rows = append(rows, []string{strconv.Itoa(p.Pair), r2.F(p.Stock.Mbit, 1), r2.F(p.Ours.Mbit, 1), r2.F(p.ThroughputRatio(), 3),
+			r2.F(p.Stock.BusyPerMbit, 3), r2.F(p.Ours.BusyPerMbit, 3), r2.F(p.BusyRatio(), 3), p.Ours.RXPath, r2.F(p.Ours.GRORatio, 1)})
+	}
+	if len(pairs) > 0 {
+		rows = append(rows, []string{"median", "", "", r2.F(r2.Median(thr), 3), "", "", r2.F(r2.Median(busy), 3), "", ""})
+	}
+	for _, d := range dropped {
+		rows = append(rows, []string{strconv.Itoa(d), "not counted (a boot failed or its bench was incomplete)", "", "", "", "", "", "", ""})
+	}
+	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % per Mbit/s",
+		"ours busy % per Mbit/s", "busy per Mbit/s ours/stock", "RX path (ours)", "GRO segments per skb (ours)"}, rows), nil
 }
