@@ -59,8 +59,9 @@ sending its request) is closed for the new one, so idle or slow clients
 cannot hold the slots against a scrape. --web.max-requests bounds the
 scrapes served at once, as node_exporter's does (past it: 503 at once).
 
-Not root: serves what it can read, and wirespeed_collector_up{collector="observe"} is 0 (the
-log says why). SIGTERM or Ctrl-C stops it with nothing left attached.`,
+Not root: serves what it can read, and
+wirespeed_collector_up{collector="observe"} is 0 (the log says why).
+SIGTERM or Ctrl-C stops it with nothing left attached.`,
 		Run: runExporter,
 	})
 }

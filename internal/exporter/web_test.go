@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -417,5 +418,42 @@ func TestWebConfigRefused(t *testing.T) {
 		if err != nil || wc.Protected() != c.protected || wc.String() != c.says {
 			t.Errorf("%s: %+v %q %v, want protected %v, %q", filepath.Base(c.path), wc, wc, err, c.protected, c.says)
 		}
+	}
+}
+
+// TestFleetDocWebConfig: docs/fleet.md's example web-config.yml is one the
+// exporter takes as TLS and basic auth (with a certificate and key under
+// the names it gives), and its hash is that of the password its comment
+// names.
+func TestFleetDocWebConfig(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/fleet.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mark = "```yaml\n# /etc/wirespeed/web-config.yml"
+	_, block, ok := strings.Cut(string(doc), mark)
+	if !ok {
+		t.Fatalf("docs/fleet.md has no block starting %q", mark)
+	}
+	block, _, _ = strings.Cut(block, "```")
+	block = "#" + block // the rest of the comment line the mark began
+	tt := newTestTLS(t, "")
+	for from, to := range map[string]string{"cert.pem": "gw1.crt", "key.pem": "gw1.key"} {
+		if err := os.Rename(filepath.Join(tt.Dir, from), filepath.Join(tt.Dir, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(tt.Dir, "doc.yml")
+	if err := os.WriteFile(path, []byte(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wc, err := CheckWebConfig(path)
+	if err != nil || !wc.Protected() {
+		t.Fatalf("fleet.md's web-config.yml: %v %v, want TLS and basic auth", wc, err)
+	}
+	pass := regexp.MustCompile(`hash of "([^"]+)"`).FindStringSubmatch(block)
+	hash := regexp.MustCompile(`prometheus: (\S+)`).FindStringSubmatch(block)
+	if pass == nil || hash == nil || bcrypt.CompareHashAndPassword([]byte(hash[1]), []byte(pass[1])) != nil {
+		t.Errorf("fleet.md's web-config.yml: the hash is not that of the password its comment names:\n%s", block)
 	}
 }

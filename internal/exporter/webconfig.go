@@ -63,7 +63,7 @@ func CheckWebConfig(path string) (WebConfig, error) {
 	}
 	for user, hash := range c.Users {
 		if _, err := bcrypt.Cost([]byte(hash)); err != nil {
-			return fail("basic_auth_users: the password of %q is not a bcrypt hash (%v); write the hash, e.g. from `htpasswd -nBC 10 %s`", user, err, user)
+			return fail("basic_auth_users: the password of %q is not a bcrypt hash (%v); write its hash, e.g. what follows the colon in the output of `htpasswd -nBC 10 %s`", user, err, user)
 		}
 	}
 	if err := web.Validate(path); err != nil {
