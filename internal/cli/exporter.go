@@ -54,9 +54,9 @@ Every connection has 5 s to send its request header (a TLS handshake
 included) and 10 s for the whole request; a response must be written
 within 30 s; a connection idle between requests is closed after 10 s.
 --web.max-connections bounds the connections open at once: at the bound
-the oldest one that is not being served (idle, in its handshake, still
-sending its request) is closed for the new one, so idle or slow clients
-cannot hold the slots against a scrape. --web.max-requests bounds the
+one that is not being served is closed for the new one (the oldest idle
+one, else the oldest silent one, else the oldest still sending its
+request), so idle or slow clients cannot hold the slots against a scrape. --web.max-requests bounds the
 scrapes served at once, as node_exporter's does (past it: 503 at once).
 
 Not root: serves what it can read, and

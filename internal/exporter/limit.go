@@ -19,11 +19,15 @@ import (
 // holding every slot (keep-alive connections between requests, a slowloris
 // sending its header a byte at a time, TLS handshakes never finished) make
 // a scrape queue until their timeouts free the slots, a wave at a time.
-// Here the oldest connection that is not being served - between requests,
-// in its TLS handshake, or still sending its request - is closed to make
-// room, so a scrape gets in at once; only when every slot is serving a
-// request is the new connection closed instead. A connection counts as
-// served while the handler runs for it (markServing).
+// Here a connection that is not being served is closed to make room, so a
+// scrape gets in at once: the oldest idle between requests first, then the
+// oldest that has sent nothing yet (or is in its TLS handshake), then the
+// oldest still sending its request or waiting for its basic auth check.
+// A scrape on its way in (handshake, header, auth: milliseconds) is thus
+// young and in the last class, behind every idle and silent connection.
+// Only when every slot is serving a request is the new connection closed
+// instead. A connection counts as served while the handler runs for it
+// (markServing); its state is the http.Server's (trackState).
 type limitListener struct {
 	net.Listener
 	max int
@@ -45,6 +49,7 @@ type limitConn struct {
 	l       *limitListener
 	elem    *list.Element // nil once it no longer counts
 	serving atomic.Int32  // handlers running for it (HTTP/2: several)
+	state   atomic.Int32  // its http.ConnState
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -77,11 +82,33 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-// oldestNotServing is the first connection in accept order that no handler
-// runs for; l.mu held.
+// oldestNotServing is the connection to close for a new one, of those no
+// handler runs for: the oldest idle one, else the oldest new one, else the
+// oldest active one (reading a request, or in the auth check before the
+// handler); l.mu held.
 func (l *limitListener) oldestNotServing() *limitConn {
+	var pick [3]*limitConn // idle, new, active
 	for e := l.conns.Front(); e != nil; e = e.Next() {
-		if c := e.Value.(*limitConn); c.serving.Load() == 0 {
+		c := e.Value.(*limitConn)
+		if c.serving.Load() != 0 {
+			continue
+		}
+		i := 2
+		switch http.ConnState(c.state.Load()) {
+		case http.StateIdle:
+			i = 0
+		case http.StateNew:
+			i = 1
+		}
+		if pick[i] == nil {
+			pick[i] = c
+		}
+		if i == 0 {
+			break
+		}
+	}
+	for _, c := range pick {
+		if c != nil {
 			return c
 		}
 	}
@@ -113,13 +140,27 @@ func (c *limitConn) Close() error {
 
 type limitConnKey struct{}
 
-// withLimitConn is the http.Server's ConnContext: it keeps the connection's
-// limitConn (under a TLS one) for markServing.
-func withLimitConn(ctx context.Context, c net.Conn) context.Context {
+// asLimitConn is c's limitConn, under a TLS connection or not.
+func asLimitConn(c net.Conn) *limitConn {
 	if n, ok := c.(interface{ NetConn() net.Conn }); ok {
 		c = n.NetConn()
 	}
-	if lc, ok := c.(*limitConn); ok {
+	lc, _ := c.(*limitConn)
+	return lc
+}
+
+// trackState is the http.Server's ConnState hook: it keeps each
+// connection's state for oldestNotServing.
+func trackState(c net.Conn, s http.ConnState) {
+	if lc := asLimitConn(c); lc != nil {
+		lc.state.Store(int32(s))
+	}
+}
+
+// withLimitConn is the http.Server's ConnContext: it keeps the connection's
+// limitConn (under a TLS one) for markServing.
+func withLimitConn(ctx context.Context, c net.Conn) context.Context {
+	if lc := asLimitConn(c); lc != nil {
 		return context.WithValue(ctx, limitConnKey{}, lc)
 	}
 	return ctx

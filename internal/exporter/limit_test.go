@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"testing"
@@ -91,4 +92,40 @@ func openAll(cs []net.Conn, open func(net.Conn) bool) []bool {
 		r = append(r, open(c))
 	}
 	return r
+}
+
+// TestLimitListenerOrder: at the bound an idle connection goes before a
+// new (silent) one, and a new one before one reading its request, whatever
+// their ages.
+func TestLimitListenerOrder(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	l := newLimitListener(inner, 3, log.New(io.Discard, "", 0))
+	var conns []*limitConn
+	for i := 0; i < 5; i++ {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		s, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		conns = append(conns, s.(*limitConn))
+		if i == 2 { // the oldest is reading a request, the youngest idle
+			trackState(conns[0], http.StateActive)
+			trackState(conns[2], http.StateIdle)
+		}
+	}
+	// the 4th evicted the idle 3rd, the 5th the silent 2nd
+	for i, want := range []bool{true, false, false, true, true} {
+		if got := conns[i].elem != nil; got != want {
+			t.Errorf("connection %d (of states active, new, idle, new, new) still counted: %v, want %v", i+1, got, want)
+		}
+	}
 }

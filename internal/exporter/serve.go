@@ -160,6 +160,7 @@ func Serve(ctx context.Context, l net.Listener, h http.Handler, w Web) error {
 		WriteTimeout:      wr,
 		IdleTimeout:       idle,
 		ConnContext:       withLimitConn,
+		ConnState:         trackState,
 		// A TLS handshake error per connection (a port scan, a plain-HTTP
 		// client) must not flood the log: one line a second at most.
 		ErrorLog: log.New(&throttledWriter{w: logger.Writer(), prefix: logger.Prefix(), flags: logger.Flags(), every: time.Second}, "", 0),
