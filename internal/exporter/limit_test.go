@@ -4,12 +4,14 @@ package exporter
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -127,5 +129,21 @@ func TestLimitListenerOrder(t *testing.T) {
 		if got := conns[i].elem != nil; got != want {
 			t.Errorf("connection %d (of states active, new, idle, new, new) still counted: %v, want %v", i+1, got, want)
 		}
+	}
+}
+
+// TestThrottledWriter: the server's error log passes one line per interval
+// and says how many it left out.
+func TestThrottledWriter(t *testing.T) {
+	var b strings.Builder
+	w := &throttledWriter{w: &b, prefix: "p: ", every: 50 * time.Millisecond}
+	for i := 0; i < 3; i++ {
+		fmt.Fprintf(w, "http: TLS handshake error %d\n", i)
+	}
+	time.Sleep(60 * time.Millisecond)
+	fmt.Fprintf(w, "http: TLS handshake error 3\n")
+	want := "p: http: TLS handshake error 0\np: http: TLS handshake error 3 (2 server messages left out since the previous one)\n"
+	if b.String() != want {
+		t.Errorf("throttled log:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
