@@ -33,6 +33,10 @@ func TestExporterBadInput(t *testing.T) {
 		{[]string{"--observe-sample", "0.1%"}, ExitUsage, "shortest window"},
 		{[]string{"--interval", "100ms"}, ExitUsage, "want 1s or more"},
 		{[]string{"eth0"}, ExitUsage, "no arguments"},
+		{[]string{"--web.max-requests", "-2"}, ExitUsage, "--web.max-requests -2: want 0"},
+		{[]string{"--web.config.file", "/nonexistent/web.yml", "--observe", "off"}, ExitFail, "--web.config.file /nonexistent/web.yml: open"},
+		// a web configuration cannot make a malformed address good
+		{[]string{"--listen", "127.0.0.1", "--web.config.file", "/nonexistent/web.yml"}, ExitUsage, "HOST:PORT"},
 		{[]string{"--listen", busy.Addr().String(), "--observe", "off"}, ExitFail, "the port is in use (another exporter?)"},
 		// --allow-remote lets a non-loopback address through to the
 		// listener, which finds no such address here. (The context is

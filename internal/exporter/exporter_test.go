@@ -69,7 +69,7 @@ func TestListenBusyPort(t *testing.T) {
 // scrape gathers e's metrics in the text format.
 func scrape(t *testing.T, e *Exporter) string {
 	t.Helper()
-	srv := httptest.NewServer(Handler(e))
+	srv := httptest.NewServer(Handler(e, 0))
 	defer srv.Close()
 	resp, err := srv.Client().Get(srv.URL + "/metrics")
 	if err != nil {
@@ -391,7 +391,7 @@ func TestServeStops(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { errc <- Serve(ctx, l, Handler(New(ctx, Options{}))) }()
+	go func() { errc <- Serve(ctx, l, Handler(New(ctx, Options{}), 0), Web{}) }()
 	cancel()
 	if err := <-errc; err != nil {
 		t.Fatalf("Serve after cancel: %v", err)

@@ -86,7 +86,7 @@ func startExporter(t *testing.T, prefix []string, cred *syscall.Credential, args
 		}
 	})
 	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(out.String(), "serving http://") {
+	for !strings.Contains(out.String(), "serving http") { // http:// or https://
 		select {
 		case <-exited:
 			t.Fatalf("exporter %v exited before serving: %s", args, out.String())
@@ -137,45 +137,9 @@ func TestPrometheusScrapesExporter(t *testing.T) {
 	target := freePort(t)
 	_, _, _ = startExporter(t, nil, nil, "--listen", target, "--interval", "1", "--observe-sample", "20%")
 
-	dir := t.TempDir()
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n%sscrape_configs:\n  - job_name: wirespeed\n    static_configs:\n      - targets: ['%s']\n", rulesConfig(t), target)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	web := freePort(t)
-	pcmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+web)
-	plog := &lockedBuffer{}
-	pcmd.Stdout, pcmd.Stderr = plog, plog
-	if err := pcmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		pcmd.Process.Signal(syscall.SIGTERM)
-		pcmd.Wait()
-	}()
-
-	query := func(q string) ([]map[string]any, error) {
-		resp, err := http.Get("http://" + web + "/api/v1/query?query=" + url.QueryEscape(q))
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		var r struct {
-			Status string `json:"status"`
-			Error  string `json:"error"`
-			Data   struct {
-				Result []map[string]any `json:"result"`
-			} `json:"data"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-			return nil, err
-		}
-		if r.Status != "success" {
-			return nil, fmt.Errorf("query %s: %s", q, r.Error)
-		}
-		return r.Data.Result, nil
-	}
+	web, plog := startPrometheus(t, prom, cfg)
+	query := func(q string) ([]map[string]any, error) { return promAPIQuery(web, q) }
 	// Each query must return series once prometheus has scraped enough
 	// (the observation folds in every second; a rate needs two scrapes).
 	queries := []string{
@@ -215,6 +179,52 @@ func TestPrometheusScrapesExporter(t *testing.T) {
 			}
 		}
 	}
+}
+
+// startPrometheus runs prom with the configuration cfg until the test
+// ends: its web address and its log.
+func startPrometheus(t *testing.T, prom, cfg string) (string, *lockedBuffer) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	web := freePort(t)
+	pcmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+web)
+	plog := &lockedBuffer{}
+	pcmd.Stdout, pcmd.Stderr = plog, plog
+	if err := pcmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		pcmd.Process.Signal(syscall.SIGTERM)
+		pcmd.Wait()
+	})
+	return web, plog
+}
+
+// promAPIQuery asks the Prometheus at web for q's instant vector.
+func promAPIQuery(web, q string) ([]map[string]any, error) {
+	resp, err := http.Get("http://" + web + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []map[string]any `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return nil, err
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("query %s: %s", q, r.Error)
+	}
+	return r.Data.Result, nil
 }
 
 func lastLines(s string, n int) string {

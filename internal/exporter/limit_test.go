@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package exporter
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLimitListener: at the bound the oldest connection not being served is
+// closed for the new one; one being served is kept; when every one is
+// served the new one is closed instead.
+func TestLimitListener(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	l := newLimitListener(inner, 3, log.New(io.Discard, "", 0))
+	accept := func() (client net.Conn, server *limitConn) {
+		t.Helper()
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		s, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return c, s.(*limitConn)
+	}
+	open := func(c net.Conn) bool {
+		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		_, err := c.Read(make([]byte, 1))
+		return errors.Is(err, os.ErrDeadlineExceeded)
+	}
+	var clients []net.Conn
+	var servers []*limitConn
+	for i := 0; i < 3; i++ {
+		c, s := accept()
+		clients, servers = append(clients, c), append(servers, s)
+	}
+	servers[0].serving.Add(1) // the oldest is being served
+	c, _ := accept()
+	clients = append(clients, c)
+	if want := []bool{true, false, true, true}; !slices.Equal(openAll(clients, open), want) {
+		t.Errorf("after a 4th connection with the 1st served: open %v, want %v", openAll(clients, open), want)
+	}
+	if n := l.conns.Len(); n != 3 {
+		t.Errorf("%d connections counted, want 3", n)
+	}
+	for _, s := range servers[2:] {
+		s.serving.Add(1)
+	}
+	clients[3].Close()
+	// clients[3]'s server side is still counted until the server closes
+	// it; mark it served too, so that every slot is.
+	l.mu.Lock()
+	l.conns.Back().Value.(*limitConn).serving.Add(1)
+	l.mu.Unlock()
+	late, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	go func() { // Accept closes late and waits for the next one
+		if c, err := l.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	late.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := late.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("a connection with every slot served: %v, want closed (EOF)", err)
+	}
+	if !open(clients[0]) || !open(clients[2]) {
+		t.Errorf("a connection being served was closed")
+	}
+}
+
+func openAll(cs []net.Conn, open func(net.Conn) bool) []bool {
+	var r []bool
+	for _, c := range cs {
+		r = append(r, open(c))
+	}
+	return r
+}
+
+// TestLimitListenerOrder: at the bound an idle connection goes before a
+// new (silent) one, and a new one before one reading its request, whatever
+// their ages.
+func TestLimitListenerOrder(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	l := newLimitListener(inner, 3, log.New(io.Discard, "", 0))
+	var conns []*limitConn
+	for i := 0; i < 5; i++ {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		s, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		conns = append(conns, s.(*limitConn))
+		if i == 2 { // the oldest is reading a request, the youngest idle
+			trackState(conns[0], http.StateActive)
+			trackState(conns[2], http.StateIdle)
+		}
+	}
+	// the 4th evicted the idle 3rd, the 5th the silent 2nd
+	for i, want := range []bool{true, false, false, true, true} {
+		if got := conns[i].elem != nil; got != want {
+			t.Errorf("connection %d (of states active, new, idle, new, new) still counted: %v, want %v", i+1, got, want)
+		}
+	}
+}
+
+// TestThrottledWriter: the server's error log passes one line per interval
+// and says how many it left out.
+func TestThrottledWriter(t *testing.T) {
+	var b strings.Builder
+	w := &throttledWriter{w: &b, prefix: "p: ", every: 50 * time.Millisecond}
+	for i := 0; i < 3; i++ {
+		fmt.Fprintf(w, "http: TLS handshake error %d\n", i)
+	}
+	time.Sleep(60 * time.Millisecond)
+	fmt.Fprintf(w, "http: TLS handshake error 3\n")
+	want := "p: http: TLS handshake error 0\np: http: TLS handshake error 3 (2 server messages left out since the previous one)\n"
+	if b.String() != want {
+		t.Errorf("throttled log:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
