@@ -29,6 +29,12 @@ n=${REPS:-5}
 stockgadget=
 [ -d "$stockbus" ] && stockgadget="--modules-dir $stockbus"
 mkdir -p "$out"
+# Say which USB bus each side runs on: a STOCK_BUS directory left by
+# lab-modules-7.x or build.sh --lab-bus puts the lab's dummy_hcd under the
+# stock side, and a dummy_hcd.ko in OURS_MODS under ours.
+bus_of() { [ -f "$1/dummy_hcd.ko" ] && echo "the lab's dummy_hcd from $1" || echo "the guest's own dummy_hcd"; }
+if [ -n "$stockgadget" ]; then sbus=$(bus_of "$stockbus"); else sbus="the guest's own dummy_hcd"; fi
+echo "usbnet-rx.sh: usb-gadget's stock side on $sbus; ours on $(bus_of "$ours")" | tee -a "$out/runs.txt" >&2
 run() { # NAME ARGS...
 	name=$1
 	shift
