@@ -48,7 +48,10 @@ t = open(h).read()
 assert t.count("\tspinlock_t\t\tbql_spinlock;\n") == 1
 open(h, 'w').write(t.replace("\tspinlock_t\t\tbql_spinlock;\n", ""))
 PY
-mapfile -t ps < <(ls "$series"/0*.patch | grep -v 0000-)
+ps=()
+for p in "$series"/0*.patch; do
+	case "$(basename "$p")" in 0000-*) ;; *) ps+=("$p") ;; esac
+done
 python3 "$here/wsapply.py" "$out" "${ps[@]}"
 for ((i = ${#ps[@]} - 1; i >= 0; i--)); do
 	patch -R -p1 -F0 -s --no-backup-if-mismatch -d "$out" <"${ps[$i]}"
