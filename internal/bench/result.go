@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/inputfile"
 	"github.com/wirespeed/wirespeed/internal/lab"
+	"github.com/wirespeed/wirespeed/internal/outfile"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
 
@@ -238,18 +239,15 @@ func (r *Result) Marshal() ([]byte, error) {
 	return json.MarshalIndent(r, "", " ")
 }
 
-// Save writes the result to path (via a temporary file, so a crash never
-// leaves half a file).
+// Save writes the result to path: a regular file by a temporary file
+// renamed over it, so a crash never leaves half a file; a character
+// device or FIFO written through, never replaced (outfile).
 func (r *Result) Save(path string) error {
 	b, err := r.Marshal()
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := outfile.Write(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil

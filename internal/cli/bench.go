@@ -16,6 +16,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/lab"
+	"github.com/wirespeed/wirespeed/internal/outfile"
 )
 
 func init() {
@@ -122,13 +123,11 @@ func benchResultFile(out string) (string, error) {
 	if err := existingDir("--out", file); err != nil {
 		return "", err
 	}
-	probe := file + ".tmp"
-	f, err := os.OpenFile(probe, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return "", fmt.Errorf("cannot write the result: %w", err)
+	// before measuring: a directory, a socket or an unwritable place is
+	// refused now, not after the run (outfile writes a device through)
+	if err := outfile.Check(file); err != nil {
+		return "", usageErrorf("--out: %v", err)
 	}
-	f.Close()
-	os.Remove(probe)
 	return file, nil
 }
 

@@ -225,3 +225,55 @@ func TestDamagedSnapshotsSayWhat(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputsNeverReplaceADevice (issue 40): an output path that is a
+// character device is written through, never replaced by a regular file
+// (report -o /dev/full once replaced /dev/full as root); "-" is standard
+// output; a directory given to bench --out is refused before measuring.
+// The device nodes are the test's own (mknod), never the host's.
+func TestOutputsNeverReplaceADevice(t *testing.T) {
+	dir := t.TempDir()
+	node := func(name string, minor int) string {
+		p := filepath.Join(dir, name)
+		if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, 1<<8|minor); err != nil {
+			t.Skipf("mknod: %v (needs root)", err)
+		}
+		if f, err := os.OpenFile(p, os.O_WRONLY, 0); err != nil {
+			t.Skipf("a device node here cannot be opened: %v", err)
+		} else {
+			f.Close()
+		}
+		return p
+	}
+	null, full := node("null", 3), node("full", 7)
+	result := filepath.Join(dir, "result.json")
+	b, err := os.ReadFile("../../experiments/arm64-lab/data/raspi3b-usb-nic-receive/bench-receive.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(result, b, 0o644)
+	isDev := func(p string) bool {
+		st, err := os.Lstat(p)
+		return err == nil && st.Mode()&os.ModeCharDevice != 0
+	}
+	if code, _, errOut := run("report", "-o", full, result); code != ExitFail || !strings.Contains(errOut, "no space left") {
+		t.Errorf("report -o FULL: exit %d, stderr %q; want %d and the device's ENOSPC", code, errOut, ExitFail)
+	}
+	if code, _, errOut := run("report", "-o", null, result); code != 0 {
+		t.Errorf("report -o NULL: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := run("report", "--flent", null, result); code != 0 {
+		t.Errorf("report --flent NULL: exit %d, stderr %q", code, errOut)
+	}
+	if !isDev(null) || !isDev(full) {
+		t.Fatal("a device node was replaced by a file")
+	}
+	if code, out, errOut := run("report", "-o", "-", result); code != 0 || !strings.Contains(out, "<html") || strings.Contains(out, "wrote -") {
+		t.Errorf("report -o -: exit %d, stderr %q, stdout starts %.40q", code, errOut, out)
+	}
+	start := time.Now()
+	code, _, errOut := run("bench", "--peer", "127.0.0.1", "--port", "9", "-t", "2s", "--out", dir)
+	if code != ExitUsage || !strings.Contains(errOut, "a directory") || time.Since(start) > 5*time.Second {
+		t.Errorf("bench --out DIR: exit %d after %v, stderr %q; want %d at once, saying it is a directory", code, time.Since(start), errOut, ExitUsage)
+	}
+}

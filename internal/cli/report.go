@@ -8,11 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
+	"github.com/wirespeed/wirespeed/internal/outfile"
 	"github.com/wirespeed/wirespeed/internal/report"
 )
 
@@ -41,7 +41,7 @@ Without -o, --flent writes only the flent file.`,
 
 func runReport(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(commands["report"], env)
-	out := fs.String("o", "", "HTML file to write (default report.html, or none with --flent)")
+	out := fs.String("o", "", "HTML file to write (default report.html, or none with --flent; - for standard output; a character device such as /dev/null is written through, never replaced)")
 	flentOut := fs.String("flent", "", "also write one run as a flent data file (.flent.gz)")
 	variant := fs.String("variant", "", "with --flent: the variant to export (default: the first)")
 	rep := fs.Int("rep", 0, "with --flent: the repetition to export (default: the first)")
@@ -65,11 +65,11 @@ func runReport(ctx context.Context, env Env, args []string) error {
 	// Refuse an unwritable destination before reading anything, and one
 	// that is an input: the report would overwrite the result it reads.
 	for _, p := range []string{htmlOut, *flentOut} {
-		if p == "" {
+		if p == "" || (p == "-" && p == htmlOut) {
 			continue
 		}
 		for _, in := range pos {
-			if sameFile(p, in) {
+			if p != "-" && sameFile(p, in) {
 				return usageErrorf("report: the output %s is the input %s: it would overwrite the result; give another -o", p, in)
 			}
 		}
@@ -94,7 +94,7 @@ func runReport(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return usageErrorf("report --flent: %v", err)
 		}
-		if err := writeFileAtomic(*flentOut, b); err != nil {
+		if err := outfile.Write(*flentOut, b); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "wrote %s (%s run %s #%d; flent -i %s -p totals -o plot.png)\n", *flentOut, pos[0], run.Variant, run.Rep, *flentOut)
@@ -110,14 +110,30 @@ func runReport(ctx context.Context, env Env, args []string) error {
 	if err := report.WriteHTML(&buf, rp); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := writeFileAtomic(htmlOut, buf.Bytes()); err != nil {
+	if htmlOut == "-" {
+		_, err = env.Stdout.Write(buf.Bytes())
+	} else {
+		err = outfile.Write(htmlOut, buf.Bytes())
+	}
+	if err != nil {
 		return err
 	}
 	for _, w := range rp.Warnings {
 		fmt.Fprintf(env.Stderr, "note: %s\n", w)
 	}
-	fmt.Fprintf(env.Stdout, "wrote %s (%d file(s), %d chart(s))\n", htmlOut, len(in), countCharts(rp))
+	if htmlOut != "-" {
+		fmt.Fprintf(env.Stdout, "wrote %s (%d file(s), %d chart(s))\n", htmlOut, len(in), countCharts(rp))
+	}
 	return nil
+}
+
+// unwrapPathErr drops the path an *os.PathError names.
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 func countCharts(rp *report.Report) int {
@@ -132,66 +148,11 @@ func countCharts(rp *report.Report) int {
 	return n
 }
 
-// checkWritable makes sure path can be created or replaced, without
-// leaving anything behind.
+// checkWritable makes sure path can be written (a regular file created or
+// replaced, or a character device written through), without writing it.
 func checkWritable(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return usageErrorf("report: %s is a directory; give a file name", path)
-	}
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	if err != nil {
-		return usageErrorf("report: cannot write %s: %v; give a path in a writable directory", path, unwrapPathErr(err))
-	}
-	if !st.IsDir() {
-		return usageErrorf("report: cannot write %s: %s is not a directory", path, dir)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		// The error names the probe's temporary file; name the user's.
-		return usageErrorf("report: cannot write %s: %v; give a path in a writable directory", path, unwrapPathErr(err))
-	}
-	name := f.Name()
-	f.Close()
-	os.Remove(name)
-	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o222 == 0 && os.Geteuid() != 0 {
-		return usageErrorf("report: %s is read-only", path)
-	}
-	return nil
-}
-
-// writeFileAtomic writes through a temporary file in the same directory.
-// unwrapPathErr drops the path an *os.PathError names.
-func unwrapPathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := outfile.Check(path); err != nil {
+		return usageErrorf("report: %v", err)
 	}
 	return nil
 }
