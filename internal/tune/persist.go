@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -46,13 +47,27 @@ type PersistPlan struct {
 
 func udevQuote(s string) string { return strings.ReplaceAll(s, `"`, `\"`) }
 
+// macAddr is a hardware address as sysfs shows it: lower-case hex bytes
+// joined by colons (6 for Ethernet, up to 32 for others).
+var macAddr = regexp.MustCompile(`^[0-9a-f]{2}(:[0-9a-f]{2}){1,31}$`)
+
 // udevMatch is how a rule finds the device again after a re-plug: its MAC,
-// which a USB NIC keeps; without one, its name.
-func udevMatch(e Entry) string {
+// which a USB NIC keeps; without one, its name. It refuses (an error, the
+// entry is not made permanent) a MAC that is not one, and a name a udev
+// match would read as a pattern: udev globs * ? [ ] and | in match values
+// and has no escape for them there (a device named t* would match every
+// device whose name starts with t, at every boot).
+func udevMatch(e Entry) (string, error) {
 	if e.MAC != "" && e.MAC != "00:00:00:00:00:00" {
-		return fmt.Sprintf(`ACTION=="add", SUBSYSTEM=="net", ATTR{address}=="%s"`, udevQuote(e.MAC))
+		if !macAddr.MatchString(e.MAC) {
+			return "", fmt.Errorf("%s: its recorded hardware address %q is not one; not made permanent", e.Action.ID, e.MAC)
+		}
+		return fmt.Sprintf(`ACTION=="add", SUBSYSTEM=="net", ATTR{address}=="%s"`, e.MAC), nil
 	}
-	return fmt.Sprintf(`ACTION=="add", SUBSYSTEM=="net", KERNEL=="%s"`, udevQuote(e.Action.Device))
+	if strings.ContainsAny(e.Action.Device, "*?[]|\"\\") {
+		return "", fmt.Errorf("%s: device %q has no hardware address and its name holds udev pattern characters (* ? [ ] | \" \\): a rule matching it would match other devices; rename the device, or set this by hand; not made permanent", e.Action.ID, e.Action.Device)
+	}
+	return fmt.Sprintf(`ACTION=="add", SUBSYSTEM=="net", KERNEL=="%s"`, e.Action.Device), nil
 }
 
 // PlanPersist turns the applied entries of j into files: sysfs knobs of a
@@ -146,18 +161,26 @@ type persistLines struct{ udev, sysctl, boot []string }
 // none (NAPI ids do not survive a boot).
 func (l *persistLines) add(e Entry) string {
 	a := e.Action
+	var match string
+	if a.Kind == doctor.KindEthtool || a.Kind == doctor.KindQdisc ||
+		a.Kind == doctor.KindSysfs && a.Device != "" && strings.HasPrefix(a.Target, "/sys/class/net/"+a.Device+"/") {
+		var err error
+		if match, err = udevMatch(e); err != nil {
+			return err.Error()
+		}
+	}
 	switch a.Kind {
 	case doctor.KindSysfs:
 		prefix := "/sys/class/net/" + a.Device + "/"
 		if a.Device != "" && strings.HasPrefix(a.Target, prefix) {
-			l.udev = append(l.udev, fmt.Sprintf(`%s, ATTR{%s}="%s"`, udevMatch(e), strings.TrimPrefix(a.Target, prefix), udevQuote(a.Value)))
+			l.udev = append(l.udev, fmt.Sprintf(`%s, ATTR{%s}="%s"`, match, strings.TrimPrefix(a.Target, prefix), udevQuote(a.Value)))
 		} else {
 			l.boot = append(l.boot, fmt.Sprintf("echo %s > %s", shellquote.Quote(a.Value), shellquote.Quote(a.Target)))
 		}
 	case doctor.KindEthtool:
-		l.udev = append(l.udev, fmt.Sprintf(`%s, RUN+="/usr/sbin/ethtool -K $name %s %s"`, udevMatch(e), a.Target, a.Value))
+		l.udev = append(l.udev, fmt.Sprintf(`%s, RUN+="/usr/sbin/ethtool -K $name %s %s"`, match, a.Target, a.Value))
 	case doctor.KindQdisc:
-		l.udev = append(l.udev, fmt.Sprintf(`%s, RUN+="/usr/sbin/tc qdisc replace dev $name root %s"`, udevMatch(e), a.Value))
+		l.udev = append(l.udev, fmt.Sprintf(`%s, RUN+="/usr/sbin/tc qdisc replace dev $name root %s"`, match, a.Value))
 	case doctor.KindSysctl:
 		l.sysctl = append(l.sysctl, fmt.Sprintf("%s = %s", a.Target, a.Value))
 	case doctor.KindIRQAffinity:

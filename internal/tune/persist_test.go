@@ -107,3 +107,55 @@ func TestPersistOnlyThisNamespace(t *testing.T) {
 		t.Fatalf("plan from the same namespace: %+v", plan)
 	}
 }
+
+// TestPersistRefusesInjection (issue 40): what goes into files other
+// programs parse is validated first. A sysctl name with a newline wrote its
+// second line into sysctl.d as a setting of its own; a device named t*
+// (legal for tun) gave KERNEL=="t*", matching every device starting with
+// t at each boot; a MAC from a journal went into a rule unchecked.
+func TestPersistRefusesInjection(t *testing.T) {
+	for _, target := range []string{"net.core.netdev_budget\nkernel.hostname", "net.core.x=1", "net.core.a b", "net.core.\x1b[2J"} {
+		a := doctor.Action{ID: "s", Kind: doctor.KindSysctl, Target: target, Value: "600"}
+		if err := Check(a); err == nil || !strings.Contains(err.Error(), "not a sysctl name") {
+			t.Errorf("sysctl %q: %v, want refused as not a sysctl name", target, err)
+		}
+	}
+	for _, v := range []string{"600\nkernel.hostname=x", "600\r", "6\x1b0"} {
+		a := doctor.Action{ID: "s", Kind: doctor.KindSysctl, Target: "net.core.netdev_budget", Value: v}
+		if err := Check(a); err == nil {
+			t.Errorf("sysctl value %q accepted", v)
+		}
+	}
+	if err := Check(doctor.Action{ID: "s", Kind: doctor.KindSysctl, Target: "net.ipv4.tcp_rmem", Value: "4096\t87380 6291456"}); err != nil {
+		t.Errorf("a legal sysctl refused: %v", err)
+	}
+	eth := doctor.Action{ID: "g", Kind: doctor.KindEthtool, Target: "rx-gro", Value: "on"}
+	for name, c := range map[string]struct {
+		dev, mac, want string
+	}{
+		"glob name":      {"t*", "", "udev pattern"},
+		"bracket name":   {"e[th]0", "", "udev pattern"},
+		"alternatives":   {"a|b", "", "udev pattern"},
+		"quote in name":  {`x"y`, "", "udev pattern"},
+		"bad MAC":        {"eth1", `aa:bb", RUN+="/bin/evil`, "not one"},
+		"upper-case MAC": {"eth1", "AA:BB:CC:DD:EE:FF", "not one"},
+	} {
+		var l persistLines
+		a := eth
+		a.Device = c.dev
+		why := l.add(Entry{Action: a, MAC: c.mac})
+		if !strings.Contains(why, c.want) || len(l.udev) != 0 {
+			t.Errorf("%s: %q and rules %q; want it refused (%q) and no rule", name, why, l.udev, c.want)
+		}
+	}
+	var l persistLines
+	a := eth
+	a.Device = "eth1"
+	if why := l.add(Entry{Action: a, MAC: "02:00:00:aa:bb:cc"}); why != "" || len(l.udev) != 1 || !strings.Contains(l.udev[0], `ATTR{address}=="02:00:00:aa:bb:cc"`) {
+		t.Errorf("a good MAC: %q %q", why, l.udev)
+	}
+	a.Device = "usb0"
+	if why := l.add(Entry{Action: a}); why != "" || !strings.Contains(l.udev[1], `KERNEL=="usb0"`) {
+		t.Errorf("a plain name: %q %q", why, l.udev)
+	}
+}

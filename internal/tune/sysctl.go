@@ -23,13 +23,19 @@ func (sysctlKnob) check(a doctor.Action) error {
 	if !strings.HasPrefix(a.Target, "net.") {
 		return fmt.Errorf("sysctl %q: tune changes only net.* sysctls", a.Target)
 	}
+	// The name goes into /proc/sys and into sysctl.d (persist), a file
+	// systemd-sysctl parses line by line: each part a name of letters,
+	// digits, _ and -, as the kernel's net.* sysctls are (a newline would
+	// start a setting of its own in sysctl.d).
 	for _, part := range strings.Split(a.Target, ".") {
-		if part == "" || part == ".." || strings.ContainsAny(part, "/ \x00") {
-			return fmt.Errorf("sysctl %q: not a sysctl name", a.Target)
+		if part == "" || strings.ContainsFunc(part, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+		}) {
+			return fmt.Errorf("sysctl %q: not a sysctl name (parts of letters, digits, _ and -, joined by dots)", a.Target)
 		}
 	}
-	if a.Value == "" || strings.ContainsAny(a.Value, "\n\x00") {
-		return fmt.Errorf("sysctl value %q: want one line", a.Value)
+	if a.Value == "" || strings.ContainsFunc(a.Value, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+		return fmt.Errorf("sysctl value %q: want one line without control characters", a.Value)
 	}
 	return nil
 }
