@@ -126,7 +126,7 @@ func benchResultFile(out string) (string, error) {
 	// before measuring: a directory, a socket or an unwritable place is
 	// refused now, not after the run (outfile writes a device through)
 	if err := outfile.Check(file); err != nil {
-		return "", usageErrorf("--out: %v", err)
+		return "", fmt.Errorf("cannot write the result: %w", err)
 	}
 	return file, nil
 }

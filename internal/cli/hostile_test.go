@@ -273,7 +273,7 @@ func TestOutputsNeverReplaceADevice(t *testing.T) {
 	}
 	start := time.Now()
 	code, _, errOut := run("bench", "--peer", "127.0.0.1", "--port", "9", "-t", "2s", "--out", dir)
-	if code != ExitUsage || !strings.Contains(errOut, "a directory") || time.Since(start) > 5*time.Second {
-		t.Errorf("bench --out DIR: exit %d after %v, stderr %q; want %d at once, saying it is a directory", code, time.Since(start), errOut, ExitUsage)
+	if code != ExitFail || !strings.Contains(errOut, "a directory") || time.Since(start) > 5*time.Second {
+		t.Errorf("bench --out DIR: exit %d after %v, stderr %q; want %d at once, saying it is a directory", code, time.Since(start), errOut, ExitFail)
 	}
 }
