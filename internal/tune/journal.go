@@ -197,10 +197,10 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("lock file: %w", err)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(lp)
+		holder := lockHolder(f)
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w (lock %s held by pid %s): wait for it to finish, or stop it first", ErrBusy, lp, strings.TrimSpace(string(holder)))
+			return nil, fmt.Errorf("%w (lock %s held by pid %s): wait for it to finish, or stop it first", ErrBusy, lp, holder)
 		}
 		return nil, fmt.Errorf("lock %s: %w", lp, err)
 	}

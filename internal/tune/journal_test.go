@@ -226,3 +226,31 @@ func TestLeftoversOfAnotherJournal(t *testing.T) {
 	}
 	c.Close()
 }
+
+// TestBusyMessageBounded (issue 40): a lock file someone filled is not read
+// whole into the "busy" message (2 GiB hung it, 300 MB took 1.25 GB); its
+// first bytes are quoted, control characters escaped.
+func TestBusyMessageBounded(t *testing.T) {
+	old := HostLockDir
+	HostLockDir = t.TempDir()
+	defer func() { HostLockDir = old }()
+	dir := t.TempDir()
+	a, err := New(dir, Live())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	junk := append([]byte("\x1b[2J"), bytes.Repeat([]byte("A"), 32<<20)...)
+	locks, _ := filepath.Glob(filepath.Join(HostLockDir, "*.lock"))
+	for _, lp := range append(locks, filepath.Join(dir, lockName)) {
+		if err := os.WriteFile(lp, junk, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Open(dir); !errors.Is(err, ErrBusy) || len(err.Error()) > 400 || strings.Contains(err.Error(), "\x1b") {
+		t.Errorf("Open of a held, filled lock: %d bytes: %.200q", len(err.Error()), err)
+	}
+	if _, err := New(t.TempDir(), Live()); !errors.Is(err, ErrBusy) || len(err.Error()) > 600 || strings.Contains(err.Error(), "\x1b") {
+		t.Errorf("New in a namespace whose lock is held and filled: %d bytes: %.200q", len(err.Error()), err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -75,12 +76,30 @@ func lockNetns(dir, ns string) (*os.File, error) {
 		return nil, fmt.Errorf("lock file %s: %w", lp, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(lp)
+		holder := lockHolder(f)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w in this network namespace (%s, lock %s held by %s): two tunes would undo each other's changes even with different --state-dir; wait for it to finish, or stop it first", ErrBusy, ns, lp, strings.TrimSpace(string(holder)))
+			return nil, fmt.Errorf("%w in this network namespace (%s, lock %s held by %s): two tunes would undo each other's changes even with different --state-dir; wait for it to finish, or stop it first", ErrBusy, ns, lp, holder)
 		}
 		return nil, fmt.Errorf("lock %s: %w", lp, err)
 	}
 	return f, nil
+}
+
+// lockHolder is what a held lock file says of its holder (a pid), read
+// from the open file and bounded: a lock file another program filled (a
+// 2 GiB one hung the busy message) yields its first bytes, with control
+// characters shown escaped.
+func lockHolder(f *os.File) string {
+	b := make([]byte, 64)
+	n, _ := f.ReadAt(b, 0)
+	s := strings.TrimSpace(string(b[:n]))
+	if n == len(b) {
+		s += "..."
+	}
+	if s == "" {
+		return "an unknown process"
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -253,8 +254,15 @@ func ours(path string) bool {
 		t, _ := os.Readlink(path)
 		return t == "../wirespeed-tune.service"
 	}
-	b, err := os.ReadFile(path)
-	return err == nil && strings.Contains(string(b), persistMark)
+	// the mark is on the first lines: read no more than a file of ours
+	// holds, whatever another program put there
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	return strings.Contains(string(b), persistMark)
 }
 
 // WritePersist writes plan under root and records every file in the state
