@@ -328,6 +328,12 @@ func RemovePersist(root, stateDir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The manifest's files are below the root they were written to: taken
+	// below another, nothing would be found, the manifest would go and
+	// the files stay, orphaned.
+	if m.RootDir != "" && !sameDir(m.RootDir, root) {
+		return nil, fmt.Errorf("the persisted files were written below %s, not %s: remove them with --root %s (nothing was changed)", m.RootDir, root, m.RootDir)
+	}
 	var removed []string
 	var errs []error
 	for _, f := range m.Files {
@@ -412,4 +418,15 @@ func writeDurable(path string, b []byte, mode os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// sameDir says whether a and b name one directory (a symbolic link and
+// its target are one).
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }

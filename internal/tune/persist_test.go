@@ -159,3 +159,34 @@ func TestPersistRefusesInjection(t *testing.T) {
 		t.Errorf("a plain name: %q %q", why, l.udev)
 	}
 }
+
+// TestRemovePersistOtherRoot (issue 40): persist --root A, then persist
+// --remove --root B said "Nothing to remove.", deleted the manifest and
+// orphaned A's files. It is refused, naming A, and nothing changes.
+func TestRemovePersistOtherRoot(t *testing.T) {
+	s := tree(t)
+	tu := newTuner(t, s)
+	if o, err := tu.Apply(context.Background(), doctor.Action{ID: "budget/host", Kind: doctor.KindSysctl, Target: "net.core.netdev_budget", Value: "600"}); err != nil || o.State != StateApplied {
+		t.Fatalf("%+v %v", o, err)
+	}
+	a, b := t.TempDir(), t.TempDir()
+	files, err := WritePersist(a, tu.Store.Dir, PlanPersist(tu.Sys, tu.Store.J, tu.Netns))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%v %v", files, err)
+	}
+	removed, err := RemovePersist(b, tu.Store.Dir)
+	if err == nil || len(removed) != 0 || !strings.Contains(err.Error(), "--root "+a) {
+		t.Fatalf("remove with another root: %v, %v; want refused, naming --root %s", removed, err, a)
+	}
+	if _, err := os.Stat(filepath.Join(tu.Store.Dir, manifestName)); err != nil {
+		t.Fatalf("the manifest went: %v", err)
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(a, f)); err != nil {
+			t.Fatalf("%s went: %v", f, err)
+		}
+	}
+	if removed, err := RemovePersist(a, tu.Store.Dir); err != nil || len(removed) != len(files) {
+		t.Fatalf("remove with the right root: %v %v", removed, err)
+	}
+}
