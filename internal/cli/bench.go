@@ -147,7 +147,7 @@ func measureBench(ctx context.Context, env Env, o bench.Options, file string, cm
 			r.Incomplete = ""
 		}
 	}
-	if isTTY(env.Stderr) && !asJSON {
+	if ansiOK(env.Stderr) && !asJSON {
 		o.Progress = progressBar(env.Stderr)
 	}
 	res, runErr := bench.Bench(ctx, o)
@@ -193,6 +193,12 @@ func finishBench(ctx context.Context, env Env, res *bench.Result, runErr error, 
 		return fmt.Errorf("interrupted; the partial result is in %s, marked incomplete", file)
 	}
 	return runErr
+}
+
+// ansiOK says whether w takes screen control codes: a terminal, and not
+// one that says it is dumb (TERM=dumb, as Emacs' shell and some CI logs).
+func ansiOK(w io.Writer) bool {
+	return isTTY(w) && os.Getenv("TERM") != "dumb"
 }
 
 func isTTY(w io.Writer) bool {

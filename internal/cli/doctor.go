@@ -106,10 +106,11 @@ func (f *doctorFlags) check() (int, error) {
 	default:
 		return 0, usageErrorf("--fail-on: want warn or crit, got %q", *f.failOn)
 	}
-	if f.set["observe"] && f.obsDur <= 0 {
+	if f.set["observe"] && time.Duration(f.obsDur) < 100*time.Millisecond {
 		// --observe 0 is refused like -5s: the flag asks for an observation,
-		// and skipping it silently would diagnose without one.
-		return 0, usageErrorf("--observe %v: want a positive duration such as 10s (leave --observe out to diagnose without observing)", time.Duration(f.obsDur))
+		// and skipping it silently would diagnose without one; below
+		// observe's own minimum (100ms) no program sees a poll.
+		return 0, usageErrorf("--observe %v: want 100ms or more, such as 10s (leave --observe out to diagnose without observing)", time.Duration(f.obsDur))
 	}
 	if f.obsDur > 0 && *f.from != "" {
 		return 0, usageErrorf("--observe watches this host; a snapshot (--from) cannot be observed (use --result with a bench run from that host)")

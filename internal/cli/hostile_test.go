@@ -70,6 +70,7 @@ func TestHostileInputs(t *testing.T) {
 		{"--verify-timeout alone", []string{"tune", "apply", "--actions", acts, "--state-dir", state, "--verify-timeout", "5s"}, ExitUsage, "--verify-cmd"},
 		{"lab knob without --lab", []string{"tune", "apply", "--actions", acts, "--state-dir", state, "--gro", "on"}, ExitUsage, "--gro does nothing"},
 		{"bench flag with --verify-cmd", []string{"tune", "apply", "--actions", acts, "--state-dir", state, "--verify-cmd", "echo 1", "--bench-args", "--port 5300"}, ExitUsage, "--bench-args does nothing"},
+		{"doctor --observe 0.001", []string{"doctor", "--observe", "0.001"}, ExitUsage, "want 100ms or more"},
 		{"--fail-on empty", []string{"doctor", "--from", "../../testdata/snapshots/rpi4-ax88179.tar.gz", "--fail-on", ""}, ExitUsage, "--fail-on is empty"},
 		{"status --state-dir empty", []string{"tune", "status", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},
 		{"revert --state-dir empty", []string{"tune", "revert", "--all", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},
@@ -277,3 +278,21 @@ func TestOutputsNeverReplaceADevice(t *testing.T) {
 		t.Errorf("bench --out DIR: exit %d after %v, stderr %q; want %d at once, saying it is a directory", code, time.Since(start), errOut, ExitFail)
 	}
 }
+
+// TestNoScreenCodesIntoPipes (issue 40): watch cleared the screen with
+// escape codes into a pipe or file, even with TERM=dumb; intervals now
+// follow each other there. Needs what watch needs (root, eBPF).
+func TestNoScreenCodesIntoPipes(t *testing.T) {
+	t.Setenv("TERM", "dumb")
+	code, out, errOut := run("watch", "--count", "2", "--interval", "200ms", "lo")
+	if code != 0 {
+		t.Skipf("watch cannot run here: exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("watch wrote escape codes into a pipe: %.80q", out)
+	}
+	if !strings.Contains(out, "lo") {
+		t.Errorf("watch wrote no interval: %.200q", out)
+	}
+}
+

@@ -5,6 +5,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/observe"
@@ -85,8 +86,14 @@ func runWatch(ctx context.Context, env Env, args []string) error {
 			}
 			continue
 		}
-		// Clear the screen and home the cursor, then redraw.
-		env.Stdout.Write([]byte("\x1b[H\x1b[2J"))
+		// On a terminal that takes them, clear the screen and home the
+		// cursor, then redraw; into a pipe, a file or TERM=dumb, one
+		// interval after the other.
+		if ansiOK(env.Stdout) {
+			env.Stdout.Write([]byte("\x1b[H\x1b[2J"))
+		} else if n > 0 {
+			fmt.Fprintln(env.Stdout)
+		}
 		observe.WriteText(env.Stdout, o)
 	}
 	return nil
