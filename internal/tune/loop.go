@@ -488,6 +488,9 @@ func ParseVerifyOutput(out []byte, goal string) (Metrics, error) {
 				if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
 					return nil, fmt.Errorf("verify command: %s is %v, want a number", k, v)
 				}
+				if f < 0 {
+					return nil, fmt.Errorf("verify command: %s is %v: a throughput, latency or CPU share is never negative", k, f)
+				}
 				m[k] = f
 			}
 		}
@@ -501,6 +504,9 @@ func ParseVerifyOutput(out []byte, goal string) (Metrics, error) {
 	f, err := strconv.ParseFloat(last, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return nil, fmt.Errorf("verify command's last line %q is not a number (print the %s value, or a JSON object)", last, goal)
+	}
+	if f < 0 {
+		return nil, fmt.Errorf("verify command's last line %q: a %s value is never negative", last, goal)
 	}
 	return Metrics{goal: f}, nil
 }

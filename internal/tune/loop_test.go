@@ -132,7 +132,7 @@ func TestParseVerifyOutput(t *testing.T) {
 	if err != nil || m[MetricLatencyP99] != 2.5 || m[MetricThroughput] != 10 {
 		t.Fatalf("%v %v", m, err)
 	}
-	for _, bad := range []string{"", "fast", `{"x":1}`, `{"throughput_mbit":"a"}`, "NaN"} {
+	for _, bad := range []string{"", "fast", `{"x":1}`, `{"throughput_mbit":"a"}`, "NaN", "-5", `{"throughput_mbit": -5}`, `{"latency_p99_ms": -0.1}`} {
 		if _, err := ParseVerifyOutput([]byte(bad), MetricThroughput); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
@@ -146,6 +146,11 @@ func FuzzParseVerifyOutput(f *testing.F) {
 		m, err := ParseVerifyOutput(b, MetricThroughput)
 		if err == nil && len(m) == 0 {
 			t.Fatal("no error and no metric")
+		}
+		for k, v := range m {
+			if v < 0 {
+				t.Fatalf("%s = %v accepted", k, v)
+			}
 		}
 	})
 }
