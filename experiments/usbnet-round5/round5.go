@@ -52,6 +52,11 @@ func tables(dir string) (map[string]string, error) {
 	if out["stress-7.3"], err = stressRuns(filepath.Join(lab, "stress")); err != nil {
 		return nil, err
 	}
+	if st := filepath.Join(dir, "data", "stall-7.3.4-2026-11-28"); exists(st) {
+		if out["stall-7.3"], err = stallCount(st); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := os.Stat(filepath.Join(lab, "rx")); err == nil {
 		if out["rx-7.3"], err = rxPairs(filepath.Join(lab, "rx")); err != nil {
 			return nil, err
@@ -195,4 +200,80 @@ func rxPairs(dir string) (string, error) {
 	}
 	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % per Mbit/s",
 		"ours busy % per Mbit/s", "busy per Mbit/s ours/stock", "RX path (ours)", "GRO segments per skb (ours)"}, rows), nil
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// stallCount counts, per side, the BQL boots under dir whose console shows
+// an RCU stall or a soft lockup report, and where the stalled CPU was
+// (the first function of ours or the kernel's the trace names after the
+// lock), and the boots that failed otherwise. Every boot is counted
+// (PLAN.md drops none).
+func stallCount(dir string) (string, error) {
+	type side struct {
+		boots, stalls, failed int
+		where                 []string
+	}
+	sides := map[string]*side{"stock": {}, "ours": {}}
+	for _, name := range []string{"stock", "ours"} {
+		reps, err := r2.Reps(dir, "bql-"+name)
+		if err != nil {
+			return "", err
+		}
+		s := sides[name]
+		for _, i := range reps {
+			run := filepath.Join(dir, fmt.Sprintf("bql-%s-%d", name, i))
+			s.boots++
+			con, err := mdtab.ReadFile(filepath.Join(run, "console.log"))
+			if err != nil {
+				return "", err
+			}
+			text := string(con)
+			if strings.Contains(text, "detected stalls on CPUs") || strings.Contains(text, "soft lockup") {
+				s.stalls++
+				s.where = append(s.where, fmt.Sprintf("%d: %s", i, stallSite(text)))
+				continue
+			}
+			if ok, err := r2.VMOK(run); err != nil {
+				return "", err
+			} else if !ok {
+				s.failed++
+			}
+		}
+	}
+	var rows [][]string
+	for _, name := range []string{"stock", "ours"} {
+		s := sides[name]
+		rows = append(rows, []string{name, strconv.Itoa(s.boots), strconv.Itoa(s.stalls), strconv.Itoa(s.failed), strings.Join(s.where, "; ")})
+	}
+	return mdtab.Table([]string{"usbnet", "boots", "with an RCU stall or soft lockup", "failed otherwise", "where the stalled CPU was (boot: caller of the lock)"}, rows), nil
+}
+
+// stallSite is the first frame after hrtimer_start_range_ns (or after the
+// spin lock) of the first stall report's trace.
+func stallSite(console string) string {
+	i := strings.Index(console, "detected stalls on CPUs")
+	if i < 0 {
+		i = strings.Index(console, "soft lockup")
+	}
+	lines := strings.Split(console[i:], "\n")
+	seen := false
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		fn := f[len(f)-1]
+		if strings.HasPrefix(fn, "[") && len(f) >= 3 { // a module: "name+0x../0x.. [cdc_ncm]"
+			fn = f[len(f)-2]
+		}
+		if strings.Contains(fn, "hrtimer_start_range_ns") || strings.Contains(fn, "_raw_spin_lock") {
+			seen = true
+			continue
+		}
+		if seen && strings.Contains(fn, "+0x") {
+			return strings.SplitN(fn, "+", 2)[0]
+		}
+	}
+	return "?"
 }
