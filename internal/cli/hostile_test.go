@@ -71,6 +71,8 @@ func TestHostileInputs(t *testing.T) {
 		{"lab knob without --lab", []string{"tune", "apply", "--actions", acts, "--state-dir", state, "--gro", "on"}, ExitUsage, "--gro does nothing"},
 		{"bench flag with --verify-cmd", []string{"tune", "apply", "--actions", acts, "--state-dir", state, "--verify-cmd", "echo 1", "--bench-args", "--port 5300"}, ExitUsage, "--bench-args does nothing"},
 		{"doctor --observe 0.001", []string{"doctor", "--observe", "0.001"}, ExitUsage, "want 100ms or more"},
+		{"--bench-args unknown flag with --lab", []string{"tune", "apply", "--lab", "--actions", acts, "--state-dir", state, "--bench-args", "--bogus 1"}, ExitUsage, "bogus"},
+		{"--bench-args bad value", []string{"tune", "apply", "--peer", "198.18.0.2", "--actions", acts, "--state-dir", state, "--bench-args", "--probe-interval soon"}, ExitUsage, "probe-interval"},
 		{"--fail-on empty", []string{"doctor", "--from", "../../testdata/snapshots/rpi4-ax88179.tar.gz", "--fail-on", ""}, ExitUsage, "--fail-on is empty"},
 		{"status --state-dir empty", []string{"tune", "status", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},
 		{"revert --state-dir empty", []string{"tune", "revert", "--all", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},
@@ -295,4 +297,3 @@ func TestNoScreenCodesIntoPipes(t *testing.T) {
 		t.Errorf("watch wrote no interval: %.200q", out)
 	}
 }
-

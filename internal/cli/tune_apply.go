@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"time"
@@ -138,6 +139,20 @@ func (f *tuneApplyFlags) check(fs *flag.FlagSet) (tuneJudge, error) {
 	}
 	j.extra = strings.Fields(*f.extra)
 	if err := tune.CheckBenchArgs(j.extra); err != nil {
+		return j, usageErrorf("tune apply: --bench-args: %v", err)
+	}
+	// bench's own flag set reads them now, for every way of measuring
+	// (with --lab they went unread until the lab's first measurement)
+	bfs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	bfs.SetOutput(io.Discard)
+	bf := addBenchFlags(bfs)
+	if err := bfs.Parse(j.extra); err != nil {
+		return j, usageErrorf("tune apply: --bench-args: %v (they are flags of 'wirespeed bench'; see wirespeed bench -h)", err)
+	}
+	if bfs.NArg() > 0 {
+		return j, usageErrorf("tune apply: --bench-args: %q is not a flag", bfs.Arg(0))
+	}
+	if err := bf.times(&bench.Options{}); err != nil {
 		return j, usageErrorf("tune apply: --bench-args: %v", err)
 	}
 	return j, nil
