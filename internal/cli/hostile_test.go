@@ -73,6 +73,7 @@ func TestHostileInputs(t *testing.T) {
 		{"doctor --observe 0.001", []string{"doctor", "--observe", "0.001"}, ExitUsage, "want 100ms or more"},
 		{"--bench-args unknown flag with --lab", []string{"tune", "apply", "--lab", "--actions", acts, "--state-dir", state, "--bench-args", "--bogus 1"}, ExitUsage, "bogus"},
 		{"--bench-args bad value", []string{"tune", "apply", "--peer", "198.18.0.2", "--actions", acts, "--state-dir", state, "--bench-args", "--probe-interval soon"}, ExitUsage, "probe-interval"},
+		{"--actions with devices", []string{"tune", "plan", "--actions", acts, "eth0"}, ExitUsage, "would be ignored"},
 		{"--fail-on empty", []string{"doctor", "--from", "../../testdata/snapshots/rpi4-ax88179.tar.gz", "--fail-on", ""}, ExitUsage, "--fail-on is empty"},
 		{"status --state-dir empty", []string{"tune", "status", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},
 		{"revert --state-dir empty", []string{"tune", "revert", "--all", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},

@@ -98,6 +98,11 @@ func tuneNeedRoot(what string) error {
 
 // planActions is tune.PlanActions with its input errors made usage errors.
 func planActions(ctx context.Context, ifaces []string, file string) ([]doctor.Action, error) {
+	if file != "" && len(ifaces) > 0 {
+		// the file's actions name their own devices: the names given
+		// would be silently ignored
+		return nil, usageErrorf("--actions %s names its own devices; %s would be ignored: give the devices (doctor plans for them) or --actions, not both; nothing was done", file, strings.Join(quoteAll(ifaces), ", "))
+	}
 	acts, err := tune.PlanActions(ctx, ifaces, file)
 	var fe *tune.ActionsFileError
 	switch {
