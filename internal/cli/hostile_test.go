@@ -298,3 +298,19 @@ func TestNoScreenCodesIntoPipes(t *testing.T) {
 		t.Errorf("watch wrote no interval: %.200q", out)
 	}
 }
+
+// TestSnapshotTempDirFault (issue 40): with no temporary directory to
+// unpack a snapshot in, inspect and doctor said "cannot read the snapshot"
+// as if the file were bad; they now name the host's TMPDIR.
+func TestSnapshotTempDirFault(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "no", "such"))
+	for _, args := range [][]string{
+		{"inspect", "--from", "../../testdata/snapshots/rpi4-ax88179.tar.gz"},
+		{"doctor", "--from", "../../testdata/snapshots/rpi4-ax88179.tar.gz"},
+	} {
+		code, _, errOut := run(args...)
+		if code == 0 || !strings.Contains(errOut, "TMPDIR") || strings.Contains(errOut, "cannot read the snapshot") {
+			t.Errorf("%v: exit %d, stderr %q; want the temporary directory named, not the file blamed", args, code, errOut)
+		}
+	}
+}

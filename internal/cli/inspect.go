@@ -112,6 +112,10 @@ func runInspect(ctx context.Context, env Env, args []string) error {
 // snapshotError says what a snapshot that cannot be opened is and what to
 // give instead.
 func snapshotError(file string, err error) error {
+	var te *hostfs.TempDirError
+	if errors.As(err, &te) {
+		return fmt.Errorf("cannot open the snapshot %s here: %v", file, te)
+	}
 	// hostfs's errors begin with the file already: say it once.
 	msg := strings.TrimPrefix(unwrapPathErr(err).Error(), file+": ")
 	return fmt.Errorf("cannot read the snapshot %s: %s; give a file that 'wirespeed inspect --save' wrote", file, msg)

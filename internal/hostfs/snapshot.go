@@ -152,6 +152,16 @@ func (s *Snapshot) Close() error { return os.RemoveAll(s.dir) }
 // snapshots of a version this build reads.
 var ErrNotSnapshot = errors.New("not a wirespeed snapshot")
 
+// TempDirError: the snapshot could not be unpacked because no temporary
+// directory could be made - a fault of this host's TMPDIR, not of the file.
+type TempDirError struct{ Err error }
+
+func (e *TempDirError) Error() string {
+	return fmt.Sprintf("no temporary directory to unpack it in (%v): set TMPDIR to a writable directory", e.Err)
+}
+
+func (e *TempDirError) Unwrap() error { return e.Err }
+
 // OpenSnapshot unpacks the snapshot file at p into a temporary directory.
 // Entries that would land outside the tree, or write through a symlink, are
 // refused, as are files of another format or a newer version.
@@ -167,13 +177,13 @@ func OpenSnapshot(p string) (*Snapshot, error) {
 	}
 	dir, err := os.MkdirTemp("", "wirespeed-snapshot-")
 	if err != nil {
-		return nil, err
+		return nil, &TempDirError{Err: err}
 	}
 	s := &Snapshot{dir: dir}
 	root := filepath.Join(dir, "root")
 	if err := os.Mkdir(root, 0o755); err != nil {
 		os.RemoveAll(dir)
-		return nil, err
+		return nil, &TempDirError{Err: err}
 	}
 	errNames, err := s.unpack(tar.NewReader(zr), root)
 	if err == nil && s.Meta.Format == "" {
