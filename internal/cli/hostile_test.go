@@ -74,6 +74,8 @@ func TestHostileInputs(t *testing.T) {
 		{"--bench-args unknown flag with --lab", []string{"tune", "apply", "--lab", "--actions", acts, "--state-dir", state, "--bench-args", "--bogus 1"}, ExitUsage, "bogus"},
 		{"--bench-args bad value", []string{"tune", "apply", "--peer", "198.18.0.2", "--actions", acts, "--state-dir", state, "--bench-args", "--probe-interval soon"}, ExitUsage, "probe-interval"},
 		{"--actions with devices", []string{"tune", "plan", "--actions", acts, "eth0"}, ExitUsage, "would be ignored"},
+		{"--iface with ESC", []string{"bench", "--peer", "198.18.0.2", "--iface", "e\x1b[2Jx"}, ExitUsage, `\x1b[2J`},
+		{"--out with ESC", []string{"bench", "--out", "/no\x1b[2Jdir/x.json"}, ExitUsage, `\x1b[2J`},
 		{"--fail-on empty", []string{"doctor", "--from", "../../testdata/snapshots/rpi4-ax88179.tar.gz", "--fail-on", ""}, ExitUsage, "--fail-on is empty"},
 		{"status --state-dir empty", []string{"tune", "status", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},
 		{"revert --state-dir empty", []string{"tune", "revert", "--all", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},
@@ -106,7 +108,7 @@ func TestHostileInputs(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatalf("%v did not return in 30 s", c.args)
 			}
-			if code != c.code || !strings.Contains(errOut, c.want) {
+			if code != c.code || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "\x1b") {
 				t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", c.args, code, c.code, errOut, c.want)
 			}
 		})

@@ -17,7 +17,7 @@ func checkIfaceExists(dev string) error {
 		return usageErrorf("--iface %q is not a network device name", dev)
 	}
 	if _, err := os.Stat("/sys/class/net/" + dev); err != nil {
-		return usageErrorf("--iface %s: no such network device here (see 'ip link'); nothing was measured", dev)
+		return usageErrorf("--iface %q: no such network device here (see 'ip link'); nothing was measured", dev)
 	}
 	return nil
 }
