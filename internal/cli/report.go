@@ -102,6 +102,12 @@ func runReport(ctx context.Context, env Env, args []string) error {
 	if htmlOut == "" {
 		return nil
 	}
+	return writeReport(env, in, htmlOut)
+}
+
+// writeReport builds the HTML page of in and writes it to htmlOut ("-":
+// standard output, without the "wrote" line).
+func writeReport(env Env, in []report.Input, htmlOut string) error {
 	rp, err := report.Build(in)
 	if err != nil {
 		return err
