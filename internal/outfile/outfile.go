@@ -47,6 +47,12 @@ func kind(m fs.FileMode) string {
 	return "not a regular file"
 }
 
+// notAFile refuses a path that is neither a regular file nor a device
+// written through.
+func notAFile(path string, m fs.FileMode) error {
+	return &Error{Path: path, Why: "it is " + kind(m) + ", not a file; give a file name (or a character device such as /dev/null, or - for standard output where the command takes it)"}
+}
+
 // target resolves path through symbolic links; a name that does not exist
 // (or a dangling link's) is returned as given.
 func target(path string) string {
@@ -71,7 +77,7 @@ func Check(path string) error {
 		}
 		return nil
 	case err == nil && !st.Mode().IsRegular():
-		return &Error{Path: path, Why: "it is " + kind(st.Mode()) + ", not a file; give a file name (or a character device such as /dev/null, or - for standard output where the command takes it)"}
+		return notAFile(path, st.Mode())
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return &Error{Path: path, Why: unwrap(err).Error()}
 	}
@@ -97,12 +103,16 @@ func Check(path string) error {
 }
 
 // Write writes b to path: through a character device or FIFO, else by a
-// temporary file renamed over the (regular) file path names.
+// temporary file renamed over the (regular) file path names. (It does not
+// make Check's probe: its own temporary file is the probe.)
 func Write(path string, b []byte) error {
-	if err := Check(path); err != nil {
-		return err
+	if path == "" {
+		return &Error{Path: `""`, Why: "an empty name; give a file name"}
 	}
 	t := target(path)
+	if st, err := os.Stat(t); err == nil && !throughDevice(st.Mode()) && !st.Mode().IsRegular() {
+		return notAFile(path, st.Mode())
+	}
 	if st, err := os.Stat(t); err == nil && throughDevice(st.Mode()) {
 		f, err := os.OpenFile(t, os.O_WRONLY, 0)
 		if err != nil {
@@ -117,7 +127,7 @@ func Write(path string, b []byte) error {
 	}
 	f, err := os.CreateTemp(filepath.Dir(t), "."+filepath.Base(t)+".*")
 	if err != nil {
-		return &Error{Path: path, Why: unwrap(err).Error()}
+		return &Error{Path: path, Why: fmt.Sprintf("its directory %s: %v; give a path in a writable directory", filepath.Dir(t), unwrap(err))}
 	}
 	tmp := f.Name()
 	fail := func(err error) error {
