@@ -230,6 +230,11 @@ func applyTune(ctx context.Context, env Env, f *tuneApplyFlags, acts []doctor.Ac
 			fmt.Fprintln(env.Stderr, s)
 		}
 	}
+	// said also with --json (on stderr): a killed trial's value stays in
+	// force whatever this run does
+	for _, n := range t.LeftoverNotes(acts) {
+		fmt.Fprintln(env.Stderr, "note: "+n)
+	}
 	if measure == nil {
 		return tuneStatic(ctx, env, t, acts, asJSON, progress)
 	}

@@ -198,10 +198,6 @@ func (t *Tuner) Loop(ctx context.Context, acts []doctor.Action, cfg LoopConfig) 
 		return nil, fmt.Errorf("pairs %d: the paired test needs at least 2", cfg.Pairs)
 	}
 	l := &loop{t: t, cfg: cfg, goal: goal, total: len(acts), notKept: map[string]bool{}}
-	for _, e := range t.leftovers(acts) {
-		l.say("%s: %s is still %q, left in force by an interrupted tune (journal entry %d, %s) and not in this plan; 'wirespeed tune revert %s' puts back %q",
-			e.Action.ID, e.Action.Target, e.Action.Value, e.Seq, e.Time, e.Action.ID, trim(e.Old))
-	}
 	var trials []Trial
 	for n, a := range acts {
 		tr, err := l.trial(ctx, n, a)
@@ -438,6 +434,20 @@ func (t *Tuner) Leftover(a doctor.Action) int {
 		return i
 	}
 	return -1
+}
+
+// LeftoverNotes says, for each change an interrupted tune (a killed
+// trial) left in force in this namespace and that no action of acts
+// touches, what it is and how to put it back: a run of other actions,
+// static or measured, would otherwise leave it in force unmentioned. The
+// leftovers of the actions of acts are put back by the run itself.
+func (t *Tuner) LeftoverNotes(acts []doctor.Action) []string {
+	var notes []string
+	for _, e := range t.leftovers(acts) {
+		notes = append(notes, fmt.Sprintf("%s: %s is still %q, left in force by an interrupted tune (journal entry %d, %s) and not in this plan; 'wirespeed tune revert %s' puts back %q, or apply it again to keep it",
+			e.Action.ID, e.Action.Target, e.Action.Value, e.Seq, e.Time, e.Action.ID, trim(e.Old)))
+	}
+	return notes
 }
 
 // leftovers lists the undecided entries of this namespace whose target no

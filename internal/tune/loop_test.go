@@ -386,3 +386,30 @@ func TestJudgeTrial(t *testing.T) {
 		}
 	}
 }
+
+// TestKilledTrialMentioned (issue 40): a change a killed trial left in
+// force, and that the next run's plan does not touch, was mentioned only
+// by a measured run with progress shown; a static apply (or --json) left
+// it unmentioned. LeftoverNotes names it and the revert that puts it back.
+func TestKilledTrialMentioned(t *testing.T) {
+	s := tree(t)
+	tu := newTuner(t, s)
+	// what a trial leaves when killed between applying and deciding
+	if o, err := tu.Apply(context.Background(), rpsAction("3")); err != nil || o.State != StateApplied {
+		t.Fatalf("%+v %v", o, err)
+	}
+	other := doctor.Action{ID: "budget/host", Kind: doctor.KindSysctl, Target: "net.core.netdev_budget", Value: "600"}
+	notes := tu.LeftoverNotes([]doctor.Action{other})
+	if len(notes) != 1 || !strings.Contains(notes[0], "rps/eth9/rx-0") || !strings.Contains(notes[0], "tune revert rps/eth9/rx-0") {
+		t.Fatalf("notes = %q", notes)
+	}
+	if n := tu.LeftoverNotes([]doctor.Action{rpsAction("3")}); len(n) != 0 {
+		t.Errorf("the plan's own leftover is put back by the run, not noted: %q", n)
+	}
+	if err := tu.Keep("rps/eth9/rx-0"); err != nil {
+		t.Fatal(err)
+	}
+	if n := tu.LeftoverNotes([]doctor.Action{other}); len(n) != 0 {
+		t.Errorf("a kept change is no leftover: %q", n)
+	}
+}
