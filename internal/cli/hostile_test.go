@@ -76,6 +76,7 @@ func TestHostileInputs(t *testing.T) {
 		{"--actions with devices", []string{"tune", "plan", "--actions", acts, "eth0"}, ExitUsage, "would be ignored"},
 		{"--iface with ESC", []string{"bench", "--peer", "198.18.0.2", "--iface", "e\x1b[2Jx"}, ExitUsage, `\x1b[2J`},
 		{"--out with ESC", []string{"bench", "--out", "/no\x1b[2Jdir/x.json"}, ExitUsage, `\x1b[2J`},
+		{"revert --keep --all", []string{"tune", "revert", "--keep", "--all", "--state-dir", state}, ExitUsage, "name the action ids"},
 		{"--fail-on empty", []string{"doctor", "--from", "../../testdata/snapshots/rpi4-ax88179.tar.gz", "--fail-on", ""}, ExitUsage, "--fail-on is empty"},
 		{"status --state-dir empty", []string{"tune", "status", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},
 		{"revert --state-dir empty", []string{"tune", "revert", "--all", "--state-dir", ""}, ExitUsage, "--state-dir is empty"},

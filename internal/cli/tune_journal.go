@@ -59,6 +59,7 @@ func runTuneRevert(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(commands["tune"], env)
 	c := addTuneCommon(fs)
 	all := fs.Bool("all", false, "revert every change in the journal")
+	keep := fs.Bool("keep", false, "with action ids: put nothing back; leave their changes in force as decided, so later runs stop taking them for an interrupted tune's (a change that cannot be put back, or one you want)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -68,6 +69,9 @@ func runTuneRevert(ctx context.Context, env Env, args []string) error {
 	}
 	if *all == (len(pos) > 0) {
 		return usageErrorf("tune revert: give action ids or --all")
+	}
+	if *keep && *all {
+		return usageErrorf("tune revert --keep: name the action ids to keep (not --all)")
 	}
 	if err := tuneNeedRoot("revert"); err != nil {
 		return err
@@ -83,6 +87,15 @@ func runTuneRevert(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer t.Close()
+	if *keep {
+		for _, id := range pos {
+			if err := t.Keep(id); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "kept %s: left in force, no longer taken for an interrupted tune's\n", id)
+		}
+		return nil
+	}
 	outs, err := t.Revert(ctx, pos, *all)
 	var ue *tune.UnknownIDError
 	if errors.As(err, &ue) {

@@ -337,6 +337,46 @@ func TestUnreadableLeftoverJournal(t *testing.T) {
 	}
 }
 
+// TestStuckLeftoverCanBeCleared (issue 40): a change no run decided on in
+// the last journal of the namespace - an interrupted trial's, or one a
+// revert can never put back - blocks the next tune elsewhere; the message
+// says both and how to clear it, and keeping the change (revert --keep)
+// clears it without touching the system.
+func TestStuckLeftoverCanBeCleared(t *testing.T) {
+	old := HostLockDir
+	HostLockDir = t.TempDir()
+	defer func() { HostLockDir = old }()
+	s := tree(t)
+	s.Root = "/" // the namespace lock is taken for the live host only
+	first, second := t.TempDir(), t.TempDir()
+	a, err := New(first, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Store.add(Entry{Action: rpsAction("3"), Old: "0\n", State: StateApplied, Netns: a.Netns, Host: a.Host, Ifindex: 7})
+	if err := a.Store.Save(); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	_, err = New(second, s)
+	if err == nil || !strings.Contains(err.Error(), "could not put back") || !strings.Contains(err.Error(), "revert --keep ID --state-dir "+first) {
+		t.Fatalf("a tune after a stuck change: %v", err)
+	}
+	b, err := New(first, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Keep("rps/eth9/rx-0"); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	c, err := New(second, s)
+	if err != nil {
+		t.Fatalf("after revert --keep: %v", err)
+	}
+	c.Close()
+}
+
 // persistTuner is a tuner with one applied change ready to persist.
 func persistTuner(t *testing.T) (*Tuner, string) {
 	t.Helper()

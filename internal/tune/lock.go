@@ -54,7 +54,7 @@ func otherJournalLeftovers(f *os.File, dir, ns string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	return fmt.Errorf("the last tune in this network namespace used the journal in %s and left changes no run decided on (%s): a killed tune's trial; put them back first with 'wirespeed tune revert --all --state-dir %s' (or inspect them with 'tune status --state-dir %s')", prev, strings.Join(ids, ", "), prev, prev)
+	return fmt.Errorf("the last tune in this network namespace used the journal in %s and left changes no run decided on (%s) - an interrupted tune's, or changes a revert could not put back: inspect them with 'wirespeed tune status --state-dir %s'; put them back with 'wirespeed tune revert --all --state-dir %s', or, for one that cannot be put back (or that you want), keep it: 'wirespeed tune revert --keep ID --state-dir %s'", prev, strings.Join(ids, ", "), prev, prev, prev)
 }
 
 // HostLockDir holds the per-network-namespace locks (tmpfs: a reboot,
