@@ -105,7 +105,9 @@ watched() {
 	done
 	cat /proc/sys/net/core/somaxconn /proc/sys/kernel/hostname /sys/kernel/mm/ksm/pages_to_scan
 	find "$F" -mindepth 1 -maxdepth 1 ! -name '.*' -printf '%f\n' | sort | grep -v '^state-\|^work-\|^acts.json$\|^out-\|^root-'
+	stat -c '%n %F' "$F/null" "$F/full" # the output devices of section 7: never replaced
 }
+mknod "$F/null" c 1 3 && mknod "$F/full" c 1 7 && chmod 666 "$F/null" "$F/full" # section 7's outputs
 mkdir "$F/.w"; watched > "$F/.w/base"; ls -A "$F" > "$F/.w/files"
 
 WORDS='\b(want|use|give|run|see|pass|needs?|try|move|set|name|add|leave|wait|start|takes?|install|expects?|must|only|check|fix|chmod|chown|remove|put|inspect|is not|refused|upgrade)\b'
@@ -145,6 +147,8 @@ c() {
 		diff "$F/.w/base" "$F/.w/now" | sed 's/^/  /' >&2
 		for d in d0 d1; do echo 1000 > /sys/class/net/$d/tx_queue_len; echo 0 > /sys/class/net/$d/queues/rx-0/rps_cpus; tc qdisc del dev $d root 2>/dev/null; done
 		echo 4096 > /proc/sys/net/core/somaxconn
+		[ -c "$F/null" ] || { rm -f "$F/null"; mknod "$F/null" c 1 3; chmod 666 "$F/null"; }
+		[ -c "$F/full" ] || { rm -f "$F/full"; mknod "$F/full" c 1 7; chmod 666 "$F/full"; }
 		find "$F" -mindepth 1 -maxdepth 1 -printf '%f\n' | grep -vxF -f "$F/.w/files" | grep -v '^state-\|^work-\|^out-' | while read -r e; do rm -rf "${F:?}/$e"; done
 	fi
 	results+=("$(jq -nc --arg args "${argv[*]//$F/@F}" --arg expect "$expect" --arg token "$token" --argjson code "$code" \
@@ -291,6 +295,20 @@ for cmd in "inspect --from" "doctor --from"; do
 		c "$e" "$f" $cmd "$F/$f"
 	done
 done
+
+# 7. Issue 40: outputs that are devices, what goes into files other programs
+# parse, flags read late or not at all, control characters in messages.
+new; c refuse "no space left" report -o "$F/full" "$F/bench.json"
+new; c ok "wrote" report -o "$F/null" "$F/bench.json"
+new; c refuse "directory" bench --peer 198.18.0.2 -t 2s --out @S
+new; actions sysctl "" $'net.core.netdev_budget\nkernel.hostname' 600; c refuse "not a sysctl name" tune apply --actions "$F/acts.json" --state-dir @S
+new; actions sysctl "" net.core.netdev_budget $'600\r'; c refuse "control characters" tune apply --actions "$F/acts.json" --state-dir @S
+new; actions sysfs d0 $T 500; c refuse "would be ignored" tune plan --actions "$F/acts.json" d0
+new; c refuse "100ms" doctor --observe 0.001
+new; c refuse "--bogus" tune apply --actions "$F/acts.json" --lab --bench-args "--bogus 1" --state-dir @S
+new; c refuse "never negative" tune apply --actions "$F/acts.json" --verify-cmd "echo -5" --pairs 2 --state-dir @S
+new; c refuse "name the action ids" tune revert --keep --all --state-dir @S
+new; c refuse '\x1b' bench --peer 198.18.0.2 --iface $'e\x1b[2J'
 
 rm -rf "$S" "$W"
 printf '%s\n' "${results[@]}" | jq -s --arg bin "$BIN" --arg version "$("$BIN" --version)" '

@@ -143,11 +143,11 @@ func (f *tuneApplyFlags) check(fs *flag.FlagSet) (tuneJudge, error) {
 	}
 	// bench's own flag set reads them now, for every way of measuring
 	// (with --lab they went unread until the lab's first measurement)
-	bfs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	bfs := flag.NewFlagSet("bench", flag.ContinueOnError) // flagError: "see 'wirespeed bench -h'"
 	bfs.SetOutput(io.Discard)
 	bf := addBenchFlags(bfs)
 	if err := bfs.Parse(j.extra); err != nil {
-		return j, usageErrorf("tune apply: --bench-args: %v (they are flags of 'wirespeed bench'; see wirespeed bench -h)", err)
+		return j, usageErrorf("tune apply: --bench-args (flags of 'wirespeed bench'): %v", flagError(bfs, err))
 	}
 	if bfs.NArg() > 0 {
 		return j, usageErrorf("tune apply: --bench-args: %q is not a flag", bfs.Arg(0))

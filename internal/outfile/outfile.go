@@ -121,7 +121,7 @@ func Write(path string, b []byte) error {
 		_, werr := f.Write(b)
 		cerr := f.Close()
 		if err := errors.Join(werr, cerr); err != nil {
-			return &Error{Path: path, Why: unwrap(err).Error()}
+			return &Error{Path: path, Why: unwrap(err).Error() + "; give another file"}
 		}
 		return nil
 	}

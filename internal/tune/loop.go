@@ -499,7 +499,7 @@ func ParseVerifyOutput(out []byte, goal string) (Metrics, error) {
 					return nil, fmt.Errorf("verify command: %s is %v, want a number", k, v)
 				}
 				if f < 0 {
-					return nil, fmt.Errorf("verify command: %s is %v: a throughput, latency or CPU share is never negative", k, f)
+					return nil, fmt.Errorf("verify command: %s is %v: a throughput, latency or CPU share is never negative; fix the command to print the measured value", k, f)
 				}
 				m[k] = f
 			}
@@ -516,7 +516,7 @@ func ParseVerifyOutput(out []byte, goal string) (Metrics, error) {
 		return nil, fmt.Errorf("verify command's last line %q is not a number (print the %s value, or a JSON object)", last, goal)
 	}
 	if f < 0 {
-		return nil, fmt.Errorf("verify command's last line %q: a %s value is never negative", last, goal)
+		return nil, fmt.Errorf("verify command's last line %q: a %s value is never negative; fix the command to print the measured value", last, goal)
 	}
 	return Metrics{goal: f}, nil
 }
