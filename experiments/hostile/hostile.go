@@ -31,6 +31,10 @@ type run struct {
 var binaries = []struct{ label, file string }{
 	{"hostile before this session (194fe62)", "before.json"},
 	{"hostile after", "sweep.json"},
+	// issue 40: the same script with its section 7, on the binary the
+	// issue was filed against and on the one that fixed it
+	{"issue 40's sweep, before (970db8e)", "round3-970db8e.json"},
+	{"issue 40's sweep, after (a27acbc)", "round3-a27acbc.json"},
 }
 
 func tables(dir string) (map[string]string, error) {
