@@ -34,8 +34,32 @@ type printer struct {
 
 func (p *printer) line(format string, a ...any) {
 	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format+"\n", a...)
+		_, p.err = fmt.Fprintln(p.w, printable(fmt.Sprintf(format, a...)))
 	}
+}
+
+// printable writes the control characters of s (an escape, a carriage
+// return; not the line breaks and tabs of the layout)
+// as Go escapes: names, aliases and driver strings come from the host,
+// and a device named with an escape sequence must not drive the
+// terminal the text is read on.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r < ' ' && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0
 }
 
 // kv prints "  key       value" with the key column aligned.

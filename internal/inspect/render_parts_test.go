@@ -34,3 +34,17 @@ func TestLinkLine(t *testing.T) {
 		t.Errorf("empty link %q, want %q", got, want)
 	}
 }
+
+// TestNamesCannotDriveTheTerminal (issue 40): a device named with an
+// escape sequence (legal in the kernel) is printed with the escape
+// written out, not sent to the terminal.
+func TestNamesCannotDriveTheTerminal(t *testing.T) {
+	var b strings.Builder
+	s := &Snapshot{Devices: []Device{{Name: "e\x1b[31mx", Ifindex: 3}}}
+	if err := WriteText(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(b.String(), "\x1b\r") || !strings.Contains(b.String(), `e\x1b[31mx`) {
+		t.Errorf("a device name with an escape:\n%q", b.String())
+	}
+}
