@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/wirespeed/wirespeed/internal/inspect"
 	"io"
 	"sort"
 	"strings"
@@ -199,30 +200,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "wirespeed %s: %s\n", c.Name, escapeControls(err.Error()))
+	fmt.Fprintf(stderr, "wirespeed %s: %s\n", c.Name, inspect.Printable(err.Error()))
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		return ExitUsage
 	}
 	return ExitFail
-}
-
-// escapeControls shows the control characters of a message escaped (an
-// interface or file name the user gave, or one the host has, may hold an
-// ESC that would drive the terminal), keeping its line breaks and tabs.
-func escapeControls(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' || r == 0x7f }) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if r < ' ' && r != '\n' && r != '\t' || r == 0x7f {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func printCommands(w io.Writer) {

@@ -34,16 +34,16 @@ type printer struct {
 
 func (p *printer) line(format string, a ...any) {
 	if p.err == nil {
-		_, p.err = fmt.Fprintln(p.w, printable(fmt.Sprintf(format, a...)))
+		_, p.err = fmt.Fprintln(p.w, Printable(fmt.Sprintf(format, a...)))
 	}
 }
 
-// printable writes the control characters of s (an escape, a carriage
+// Printable writes the control characters of s (an escape, a carriage
 // return; not the line breaks and tabs of the layout)
 // as Go escapes: names, aliases and driver strings come from the host,
 // and a device named with an escape sequence must not drive the
 // terminal the text is read on.
-func printable(s string) string {
+func Printable(s string) string {
 	if !strings.ContainsFunc(s, isControl) {
 		return s
 	}

@@ -312,16 +312,16 @@ func TestJournalEntryBoundToWhereItWasMade(t *testing.T) {
 	}
 }
 
-// TestUnreadableLeftoverJournal: the last tune of the namespace wrote a
-// journal that cannot be read now (damaged, or made writable by others);
-// it may hold a killed trial's change, so the next tune does not start.
-func TestUnreadableLeftoverJournal(t *testing.T) {
+// leftoverJournal: the namespace's last tune (journal first) left an
+// applied change no run decided on; second is another state directory.
+func leftoverJournal(t *testing.T) (s *System, first, second string) {
+	t.Helper()
 	old := HostLockDir
 	HostLockDir = t.TempDir()
-	defer func() { HostLockDir = old }()
-	s := tree(t)
+	t.Cleanup(func() { HostLockDir = old })
+	s = tree(t)
 	s.Root = "/" // the namespace lock is taken for the live host only
-	first, second := t.TempDir(), t.TempDir()
+	first, second = t.TempDir(), t.TempDir()
 	a, err := New(first, s)
 	if err != nil {
 		t.Fatal(err)
@@ -331,6 +331,14 @@ func TestUnreadableLeftoverJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Close()
+	return s, first, second
+}
+
+// TestUnreadableLeftoverJournal: the last tune of the namespace wrote a
+// journal that cannot be read now (damaged, or made writable by others);
+// it may hold a killed trial's change, so the next tune does not start.
+func TestUnreadableLeftoverJournal(t *testing.T) {
+	s, first, second := leftoverJournal(t)
 	os.Chmod(filepath.Join(first, journalName), 0o666)
 	if _, err := New(second, s); err == nil || !strings.Contains(err.Error(), "cannot be read") {
 		t.Fatalf("a tune after one whose journal cannot be read now: %v", err)
@@ -343,22 +351,8 @@ func TestUnreadableLeftoverJournal(t *testing.T) {
 // says both and how to clear it, and keeping the change (revert --keep)
 // clears it without touching the system.
 func TestStuckLeftoverCanBeCleared(t *testing.T) {
-	old := HostLockDir
-	HostLockDir = t.TempDir()
-	defer func() { HostLockDir = old }()
-	s := tree(t)
-	s.Root = "/" // the namespace lock is taken for the live host only
-	first, second := t.TempDir(), t.TempDir()
-	a, err := New(first, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Store.add(Entry{Action: rpsAction("3"), Old: "0\n", State: StateApplied, Netns: a.Netns, Host: a.Host, Ifindex: 7})
-	if err := a.Store.Save(); err != nil {
-		t.Fatal(err)
-	}
-	a.Close()
-	_, err = New(second, s)
+	s, first, second := leftoverJournal(t)
+	_, err := New(second, s)
 	if err == nil || !strings.Contains(err.Error(), "could not put back") || !strings.Contains(err.Error(), "revert --keep ID --state-dir "+first) {
 		t.Fatalf("a tune after a stuck change: %v", err)
 	}
