@@ -20,6 +20,8 @@ func init() {
 		Summary: "host lab: two namespaces joined by a veth pair (up, down, status, reap)",
 		Usage: `wirespeed lab up [--name NAME] [knobs] | down [NAME] | status [--json] | reap
 wirespeed lab vm ...   (the QEMU lab with real drivers: wirespeed lab vm -h)
+wirespeed lab usbdev --socket PATH --tap NAME [--model ncm] ...
+                       (a USB network adapter for QEMU's usb-redir: wirespeed lab usbdev -h)
 
 The host lab is two network namespaces joined by a veth pair: the sender
 ws-lab-NAME-s (ws-snd, 198.18.0.1/30) and the receiver ws-lab-NAME-r
@@ -53,6 +55,8 @@ func runLab(ctx context.Context, env Env, args []string) error {
 	switch sub {
 	case "vm":
 		return runLabVM(ctx, env, args) // labvm.go: the QEMU lab
+	case "usbdev":
+		return runLabUSBDev(ctx, env, fs, args) // lab_usbdev.go: the device lab's USB adapter
 	case "up":
 		return runLabUp(ctx, env, fs, args)
 	case "down":

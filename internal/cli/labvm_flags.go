@@ -16,7 +16,7 @@ type labVMFlags struct {
 	dur, dir, steps, speed, threaded, rps, out, timeout *string
 	kver, kimg, kmods, mdir, exe, wsBin, cache          *string
 	arch, machine, accel, appendArgs                    *string
-	tuneArgs, benchArgs                                 *string
+	tuneArgs, benchArgs, device, deviceArgs             *string
 	streams, cycles, busRate, tunnels, cpus, mem        *int
 	raw, profile, noPin, ab, console, asJSON            *bool
 	loads                                               []string
@@ -59,6 +59,8 @@ func addLabVMFlags(fs *flag.FlagSet) *labVMFlags {
 	f.profile = fs.Bool("profile", false, "sample every vCPU during each bench with perf (this host's, or Debian's linux-perf for an arm64 guest) into OUT/profile-DIRECTION.folded")
 	f.noPin = fs.Bool("no-pin-tracepoints", false, "do not enable observe's tracepoints at boot (they are, to avoid kernel text patching under load; see docs)")
 	f.tuneArgs = fs.String("tune", "", "usb-nic: run 'wirespeed tune apply usb0 --peer 198.18.3.1 ARGS' after the bench, then tune persist and a USB re-plug, e.g. '--direction receive --pairs 3'")
+	f.device = fs.String("device", "", "usbdev: the emulated adapter's model: "+strings.Join(vm.DeviceModels(), ", ")+" (default ncm)")
+	f.deviceArgs = fs.String("device-args", "", "usbdev: extra 'wirespeed lab usbdev' flags, e.g. '--mbit 1000' or the hostile mode's '--bad 20 --seed 7'")
 	f.benchArgs = fs.String("bench-args", "", "extra 'wirespeed bench' flags for the guest, e.g. '--repeat 3'")
 	f.ab = fs.Bool("ab", false, "A/B: run the scenario twice, stock modules into OUT/stock, then --modules-dir's into OUT/modules (add --bench-args '--repeat 3' for compare's t-test)")
 	f.console = fs.Bool("console", false, "copy the guest console to stderr while it runs")
@@ -86,7 +88,8 @@ func (f *labVMFlags) config(env Env, pos []string) (vm.Config, error) {
 	}
 	cfg := vm.Config{
 		Options: vm.Options{Scenario: pos[0], Arch: *f.arch, Machine: *f.machine, Duration: d, Streams: *f.streams, Direction: *f.dir, Speed: *f.speed, Cycles: *f.cycles, Steps: splitList(*f.steps), BusRate: *f.busRate, Tunnels: *f.tunnels, Threaded: *f.threaded, RPS: *f.rps,
-			Load: f.loads, Exec: *f.exe, RawIperf3: *f.raw, NoPin: *f.noPin, BenchArgs: strings.Fields(*f.benchArgs), Tune: *f.tuneArgs, Profile: *f.profile},
+			Load: f.loads, Exec: *f.exe, RawIperf3: *f.raw, NoPin: *f.noPin, BenchArgs: strings.Fields(*f.benchArgs), Tune: *f.tuneArgs, Profile: *f.profile,
+			Device: *f.device, DeviceArgs: strings.Fields(*f.deviceArgs)},
 		CacheDir: *f.cache, KernelRelease: *f.kver, KernelImage: *f.kimg, ModulesPath: *f.kmods, ModulesDir: *f.mdir,
 		Wirespeed: *f.wsBin, OutDir: *f.out, Timeout: to, CPUs: *f.cpus, MemMB: *f.mem, Accel: *f.accel, Append: *f.appendArgs,
 		Logf: func(format string, a ...any) { fmt.Fprintf(env.Stderr, "lab vm: "+format+"\n", a...) },

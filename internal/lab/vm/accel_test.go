@@ -11,7 +11,7 @@ import (
 // single-threaded TCG - under multi-threaded TCG the guest's own text
 // patching crashes boots ("Oops: int3"), see docs/results.md.
 func TestAutoTCGIsSingleThreaded(t *testing.T) {
-	a := qemuArgs("ws-1-vm", &Kernel{Image: "vmlinuz"}, "initrd", autoTCG, 2, 1024, "stdio", "results.txt", false, "", "")
+	a := qemuArgs("ws-1-vm", &Kernel{Image: "vmlinuz"}, "initrd", autoTCG, 2, 1024, "stdio", "results.txt", usbAttach{}, "")
 	got := ""
 	for i := 0; i+1 < len(a); i++ {
 		if a[i] == "-accel" {

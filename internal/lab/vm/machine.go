@@ -174,7 +174,7 @@ func (m *Machine) kernelArgs(extra string) string {
 }
 
 // armArgs builds the QEMU command line of an arm64 board (pc's is qemuArgs).
-func (m *Machine) armArgs(name string, k *Kernel, initrd, accel string, cpus, memMB int, consoleArg, resultsFile string, usbnic bool, tap, extra string) ([]string, error) {
+func (m *Machine) armArgs(name string, k *Kernel, initrd, accel string, cpus, memMB int, consoleArg, resultsFile string, usb usbAttach, extra string) ([]string, error) {
 	a := []string{m.QEMU, "-name", name, "-nodefaults", "-display", "none", "-no-reboot"}
 	switch m.Name {
 	case "raspi3b":
@@ -210,13 +210,5 @@ func (m *Machine) armArgs(name string, k *Kernel, initrd, accel string, cpus, me
 	} else {
 		a = append(a, "-serial", "file:"+resultsFile)
 	}
-	if usbnic {
-		a = append(a, "-netdev", "tap,id=n0,ifname="+tap+",script=no,downscript=no")
-		if m.Name == "raspi3b" {
-			a = append(a, "-device", "usb-net,netdev=n0") // the DWC2's bus, the board's only one
-		} else {
-			a = append(a, "-device", "qemu-xhci,id=xhci", "-device", "usb-net,netdev=n0,bus=xhci.0")
-		}
-	}
-	return a, nil
+	return append(a, usb.args(m.Name)...), nil
 }

@@ -61,7 +61,7 @@ func TestArmArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := &Kernel{Image: "/k/vmlinuz", DTBDir: dtbDir}
-	a, err := machines["raspi3b"].armArgs("ws-1-vm", k, "/i", "tcg", 4, 1024, "stdio", "/r", true, "tap0", "")
+	a, err := machines["raspi3b"].armArgs("ws-1-vm", k, "/i", "tcg", 4, 1024, "stdio", "/r", usbAttach{Tap: "tap0"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestArmArgs(t *testing.T) {
 			t.Errorf("raspi3b: %q lacks %q", got, want)
 		}
 	}
-	a, err = machines["virt"].armArgs("ws-1-vm", k, "/i", "tcg-icount", 2, 1024, "stdio", "/r", true, "tap0", "")
+	a, err = machines["virt"].armArgs("ws-1-vm", k, "/i", "tcg-icount", 2, 1024, "stdio", "/r", usbAttach{Tap: "tap0"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestArmArgs(t *testing.T) {
 		t.Errorf("virt takes QEMU's own device tree: %q", got)
 	}
 	// raspi3b without the package's device trees (a --kernel image) says so
-	if _, err := machines["raspi3b"].armArgs("n", &Kernel{Image: "/k"}, "/i", "tcg", 4, 1024, "stdio", "/r", false, "", ""); err == nil {
+	if _, err := machines["raspi3b"].armArgs("n", &Kernel{Image: "/k"}, "/i", "tcg", 4, 1024, "stdio", "/r", usbAttach{}, ""); err == nil {
 		t.Error("raspi3b without a DTB dir: no error")
 	}
 }

@@ -24,7 +24,7 @@ import (
 // by the guards, and the results read back.
 
 // qemuArgs builds the QEMU command line.
-func qemuArgs(name string, k *Kernel, initrd, accel string, cpus, memMB int, consoleArg, resultsFile string, usbnic bool, tap, extra string) []string {
+func qemuArgs(name string, k *Kernel, initrd, accel string, cpus, memMB int, consoleArg, resultsFile string, usb usbAttach, extra string) []string {
 	a := []string{"qemu-system-x86_64", "-name", name, "-nodefaults", "-display", "none", "-no-reboot",
 		"-m", strconv.Itoa(memMB), "-smp", strconv.Itoa(cpus)}
 	switch accel {
@@ -45,12 +45,7 @@ func qemuArgs(name string, k *Kernel, initrd, accel string, cpus, memMB int, con
 	a = append(a, "-kernel", k.Image, "-initrd", initrd,
 		"-append", strings.TrimSpace("console=ttyS0 panic=-1 loglevel=5 rdinit=/init net.ifnames=0 nokaslr tsc=reliable "+extra),
 		"-serial", consoleArg, "-serial", "file:"+resultsFile)
-	if usbnic {
-		a = append(a, "-device", "qemu-xhci,id=xhci",
-			"-netdev", "tap,id=n0,ifname="+tap+",script=no,downscript=no",
-			"-device", "usb-net,netdev=n0,bus=xhci.0")
-	}
-	return a
+	return append(a, usb.args("pc")...)
 }
 
 var markerRe = regexp.MustCompile(`^` + markerPrefix + ` (\S+) ?(.*?) t=([0-9.]+)$`)
@@ -66,18 +61,28 @@ func (c *Config) boot(ctx context.Context, sc *Scenario, k *Kernel, initrd, acce
 	_ = os.Remove(resultsPath)
 	out.Stages, out.Hits, out.Files, out.Facts, out.BootS, out.Failure = nil, nil, nil, nil, 0, ""
 
-	// usb-nic: the host end lives in a namespace of its own.
+	// usb-nic, usbdev: the host end lives in a namespace of its own.
 	ns, tap := "", "ws-tap0"
-	if sc.USBNIC {
+	var usb usbAttach
+	if sc.USBNIC || sc.USBDev {
 		ns = name
 		stop, err := c.startHostEnd(ctx, ns)
 		if err != nil {
 			return err
 		}
 		defer stop()
+		usb.Tap = tap
+	}
+	if sc.USBDev {
+		sock, stop, err := c.startDevice(ctx, ns, tap, name)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		usb.RedirSocket = sock
 	}
 
-	cmd, err := c.qemuCommand(name, k, initrd, accel, sc, ns, tap, resultsPath, out)
+	cmd, err := c.qemuCommand(name, k, initrd, accel, ns, usb, resultsPath, out)
 	if err != nil {
 		return err
 	}
@@ -166,13 +171,13 @@ func (c *Config) startHostEnd(ctx context.Context, ns string) (stop func(), err 
 
 // qemuCommand builds the QEMU command for the configured machine (inside
 // ns when there is one) and records its argv in out.
-func (c *Config) qemuCommand(name string, k *Kernel, initrd, accel string, sc *Scenario, ns, tap, resultsPath string, out *Outcome) (*exec.Cmd, error) {
+func (c *Config) qemuCommand(name string, k *Kernel, initrd, accel, ns string, usb usbAttach, resultsPath string, out *Outcome) (*exec.Cmd, error) {
 	var argv []string
 	if m := machineOf(c.Options); m.Arch == "amd64" {
-		argv = qemuArgs(name, k, initrd, accel, c.CPUs, c.MemMB, "stdio", resultsPath, sc.USBNIC, tap, c.Append)
+		argv = qemuArgs(name, k, initrd, accel, c.CPUs, c.MemMB, "stdio", resultsPath, usb, c.Append)
 	} else {
 		var err error
-		if argv, err = m.armArgs(name, k, initrd, accel, c.CPUs, c.MemMB, "stdio", resultsPath, sc.USBNIC, tap, c.Append); err != nil {
+		if argv, err = m.armArgs(name, k, initrd, accel, c.CPUs, c.MemMB, "stdio", resultsPath, usb, c.Append); err != nil {
 			return nil, err
 		}
 	}

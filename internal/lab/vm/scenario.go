@@ -68,6 +68,11 @@ type Options struct {
 	// extra flags (split on spaces) after its bench, then persist and a
 	// re-plug (see tune.go).
 	Tune string `json:"tune,omitempty"`
+	// Device is the usbdev scenario's device model (usbdev.Models).
+	Device string `json:"device,omitempty"`
+	// DeviceArgs are extra 'wirespeed lab usbdev' flags (split on
+	// spaces): the link rate, the hostile mode.
+	DeviceArgs []string `json:"device_args,omitempty"`
 	// Profile samples every vCPU during each bench with perf record
 	// (cpu-clock, call chains) and returns the folded stacks as
 	// profile-DIRECTION.folded; the perf binary is the host's, or for a
@@ -87,6 +92,9 @@ type Scenario struct {
 	Script func(o Options) string
 	// USBNIC adds QEMU's xHCI + usb-net on a tap in a host namespace.
 	USBNIC bool
+	// USBDev adds QEMU's xHCI + usb-redir to a device process ('wirespeed
+	// lab usbdev', --device) whose tap is in a host namespace.
+	USBDev bool
 	// MaxTime estimates the guest's run time for the hard timeout.
 	MaxTime func(o Options) time.Duration
 	// NoBench: the scenario runs no bench, so observe's tracepoints need

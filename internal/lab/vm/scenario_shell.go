@@ -129,8 +129,8 @@ func dutKnobs(o Options, ifVar string) string {
 }
 
 func nicScript(o Options) string {
-	return guestScript("nic.sh", "@GUEST@", nicGuestAddr, "@HOST@", nicHostAddr, "@DUT_KNOBS@", dutKnobs(o, "DIF")) +
-		nicLoad(o)
+	return guestScript("nic.sh", "@STAGE@", "usb-nic", "@DRIVER@", "cdc_ether", "@DEVICE@", "usb-net",
+		"@GUEST@", nicGuestAddr, "@HOST@", nicHostAddr, "@DUT_KNOBS@", dutKnobs(o, "DIF")) + nicLoad(o)
 }
 
 // nicLoad is the usb-nic scenario's work: its bench, then the tune step

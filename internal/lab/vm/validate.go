@@ -81,6 +81,14 @@ func (c *Config) validateBench(s *Scenario) error {
 	if c.Tune != "" && s.Name != "usb-nic" {
 		return fmt.Errorf("--tune runs in the usb-nic scenario only, not in %s", s.Name)
 	}
+	if (c.Device != "" || len(c.DeviceArgs) > 0) && !s.USBDev {
+		return fmt.Errorf("--device and --device-args are the usbdev scenario's, not %s's", s.Name)
+	}
+	if s.USBDev {
+		if err := checkDevice(c.Device, c.Machine); err != nil {
+			return err
+		}
+	}
 	if c.Streams < 1 || c.Streams > 128 {
 		return fmt.Errorf("%d streams: want 1-128", c.Streams)
 	}

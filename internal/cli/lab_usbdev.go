@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/lab/usbdev"
+)
+
+const usbdevUsage = `wirespeed lab usbdev --socket PATH --tap NAME [--model ncm] [--mbit N] [hostile flags]
+
+A USB network adapter that lives outside the guest: it serves the usbredir
+protocol on the unix socket PATH, where QEMU's usb-redir device connects
+(-chardev socket,id=ud,path=PATH -device usb-redir,chardev=ud,bus=xhci.0),
+and appears on the guest's xHCI as a SuperSpeed adapter. Its Ethernet side
+is the tap NAME, created in the network namespace it runs in (run it under
+'ip netns exec NS'). 'wirespeed lab vm usbdev' starts it for you.
+
+Models: ncm (CDC-NCM, cdc_ncm: NTB16 aggregates, speed and connection
+notifications).
+
+Hostile mode (--seed makes a run repeatable): --bad N malformed aggregates
+per 1000 (overlapping, duplicate and header pointers, lengths and counts past
+the end, bad signatures, NDP loops, truncated blocks), --stall N stalled bulk
+IN answers per 1000, --slow N answers per 1000 held up to --max-delay,
+--replug-every D unplugs (mid-transfer) and re-plugs about every D.
+
+The counts (transfers, frames, malformed aggregates by kind, the process's
+CPU) go to --stats FILE as JSON every second and at exit. Ends on SIGINT or
+SIGTERM. Needs root (the tap).`
+
+// runLabUSBDev runs the device until the context ends.
+func runLabUSBDev(ctx context.Context, env Env, fs *flag.FlagSet, args []string) error {
+	o := usbdev.Options{Faults: &usbdev.Faults{}}
+	fs.StringVar(&o.Model, "model", "ncm", "device model: "+strings.Join(usbdev.Models, ", "))
+	fs.StringVar(&o.Socket, "socket", "", "unix socket QEMU's usb-redir connects to")
+	fs.StringVar(&o.Tap, "tap", "", "the device's Ethernet side: a tap created in this namespace")
+	fs.IntVar(&o.Mbit, "mbit", 0, "link rate in Mbit/s (0: unpaced)")
+	mac := fs.String("mac", "02:77:73:00:00:01", "MAC address the host's driver gives its netdev")
+	fs.StringVar(&o.StatsFile, "stats", "", "write the counts as JSON to FILE")
+	fs.Int64Var(&o.Faults.Seed, "seed", 1, "hostile mode's random seed")
+	fs.IntVar(&o.Faults.BadPerMille, "bad", 0, "malformed aggregates per 1000")
+	fs.IntVar(&o.Faults.StallPerMille, "stall", 0, "stalled bulk IN answers per 1000")
+	fs.IntVar(&o.Faults.SlowPerMille, "slow", 0, "bulk IN answers per 1000 held up to --max-delay")
+	fs.DurationVar(&o.Faults.MaxDelay, "max-delay", 20*time.Millisecond, "longest hold of a slow answer")
+	fs.DurationVar(&o.Faults.ReplugEvery, "replug-every", 0, "unplug and re-plug about this often (0: never)")
+	verbose := fs.Bool("v", false, "log the protocol's events to stderr")
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprintln(env.Stdout, usbdevUsage)
+		return nil
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := checkUSBDevFlags(&o, *mac, pos); err != nil {
+		return &UsageError{Err: err}
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("lab usbdev needs root (it creates the tap %s); run it with sudo", o.Tap)
+	}
+	logf := func(f string, a ...any) {
+		if *verbose {
+			fmt.Fprintf(env.Stderr, f+"\n", a...)
+		}
+	}
+	fmt.Fprintf(env.Stderr, "usbdev: %s on %s, tap %s, %s\n", o.Model, o.Socket, o.Tap, rateText(o.Mbit))
+	res, err := usbdev.Run(ctx, o, logf)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "usbdev: %d connection(s), %d bulk IN transfers (%d bytes), %d OUT (%d bytes)\n",
+		res.Sessions, res.Stats.InTransfers, res.Stats.InBytes, res.Stats.OutTransfers, res.Stats.OutBytes)
+	return nil
+}
+
+func rateText(mbit int) string {
+	if mbit <= 0 {
+		return "unpaced"
+	}
+	return fmt.Sprintf("%d Mbit/s", mbit)
+}
+
+func checkUSBDevFlags(o *usbdev.Options, mac string, pos []string) error {
+	if len(pos) > 0 {
+		return fmt.Errorf("lab usbdev: unexpected argument %q", pos[0])
+	}
+	if err := usbdev.CheckModel(o.Model); err != nil {
+		return err
+	}
+	if o.Socket == "" || o.Tap == "" {
+		return fmt.Errorf("lab usbdev: give --socket PATH and --tap NAME")
+	}
+	hw, err := net.ParseMAC(mac)
+	if err != nil || len(hw) != 6 || hw[0]&1 != 0 {
+		return fmt.Errorf("lab usbdev: --mac %q is no unicast Ethernet address (like 02:77:73:00:00:01)", mac)
+	}
+	copy(o.MAC[:], hw)
+	f := o.Faults
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"--bad", f.BadPerMille}, {"--stall", f.StallPerMille}, {"--slow", f.SlowPerMille}} {
+		if v.n < 0 || v.n > 1000 {
+			return fmt.Errorf("lab usbdev: %s %d is not a count per 1000 (0-1000)", v.name, v.n)
+		}
+	}
+	if o.Mbit < 0 || f.MaxDelay < 0 || f.ReplugEvery < 0 {
+		return fmt.Errorf("lab usbdev: --mbit, --max-delay and --replug-every cannot be negative")
+	}
+	if f.ReplugEvery > 0 && f.ReplugEvery < time.Second {
+		return fmt.Errorf("lab usbdev: --replug-every %s is shorter than an enumeration; give 1s or more", f.ReplugEvery)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package usbdev
+
+import (
+	"sync"
+	"time"
+)
+
+// ethOverhead are the bytes an Ethernet frame takes on the wire beyond
+// what a tap carries: preamble and start delimiter (8), FCS (4) and the
+// inter-frame gap (12).
+const ethOverhead = 24
+
+// pacer holds a direction of the link to its rate: taking n bytes waits
+// until the link would have carried them. It lends no more than burst of
+// credit, so an idle link does not bank time.
+type pacer struct {
+	mu    sync.Mutex
+	mbit  int
+	next  time.Time
+	burst time.Duration
+}
+
+func newPacer(mbit int) *pacer { return &pacer{mbit: mbit, burst: 2 * time.Millisecond} }
+
+// take accounts frames of the given lengths and waits for the link.
+func (p *pacer) take(lens ...int) {
+	if p == nil || p.mbit <= 0 {
+		return
+	}
+	bits := 0
+	for _, l := range lens {
+		bits += 8 * (l + ethOverhead)
+	}
+	p.mu.Lock()
+	now := time.Now()
+	if p.next.Before(now.Add(-p.burst)) {
+		p.next = now.Add(-p.burst)
+	}
+	p.next = p.next.Add(time.Duration(bits) * time.Microsecond / time.Duration(p.mbit))
+	wait := time.Until(p.next)
+	p.mu.Unlock()
+	if wait > 0 {
+		time.Sleep(wait)
+	}
+}

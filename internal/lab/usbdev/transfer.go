@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package usbdev
+
+import (
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/usbredir"
+)
+
+func (s *Session) closed() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// inPump answers the bulk IN requests of ep in order: it waits for a
+// request, asks the model for a transfer that fits it (the model waits
+// for frames: the request is held until the device has data), and sends
+// it. A transfer built for a request cancelled meanwhile is kept for the
+// next one.
+func (s *Session) inPump(ep uint8) {
+	for {
+		s.mu.Lock()
+		for len(s.inQ[ep]) == 0 && !s.closed() {
+			s.cond.Wait()
+		}
+		if s.closed() {
+			s.mu.Unlock()
+			return
+		}
+		limit := int(s.inQ[ep][0].length)
+		data := s.carry[ep]
+		s.carry[ep] = nil
+		s.mu.Unlock()
+		if data == nil || len(data) > limit {
+			if data = s.m.BulkIn(ep, limit, s.done); data == nil {
+				return
+			}
+		}
+		status := uint8(usbredir.StatusSuccess)
+		if s.faults != nil {
+			var delay time.Duration
+			status, delay = s.faults.onIn()
+			if delay > 0 {
+				time.Sleep(delay)
+			}
+		}
+		s.mu.Lock()
+		if len(s.inQ[ep]) == 0 || !s.attached || len(data) > int(s.inQ[ep][0].length) {
+			s.carry[ep] = data
+			s.mu.Unlock()
+			continue
+		}
+		req := s.inQ[ep][0]
+		s.inQ[ep] = s.inQ[ep][1:]
+		if status == usbredir.StatusStall {
+			s.carry[ep] = data // a stalled transfer moves nothing
+			s.stats.Stalled++
+			data = nil
+		} else {
+			s.stats.InTransfers++
+			s.stats.InBytes += uint64(len(data))
+		}
+		s.mu.Unlock()
+		s.fail("bulk IN answer", s.c.SendBulk(req.id, ep, status, uint32(len(data)), data))
+	}
+}
+
+// outWorker gives the model the host's bulk OUT transfers in order and
+// answers each once the model took it.
+func (s *Session) outWorker() {
+	for {
+		select {
+		case r := <-s.outCh:
+			s.m.BulkOut(r.ep, r.data)
+			s.mu.Lock()
+			s.stats.OutTransfers++
+			s.stats.OutBytes += uint64(len(r.data))
+			s.mu.Unlock()
+			s.fail("bulk OUT answer", s.c.SendBulk(r.id, r.ep, usbredir.StatusSuccess, uint32(len(r.data)), nil))
+		case <-s.done:
+			return
+		}
+	}
+}
+
+// interruptForwarder sends the model's notifications to an interrupt
+// endpoint QEMU receives on, and holds the latest few until it does.
+func (s *Session) interruptForwarder() {
+	for {
+		select {
+		case it := <-s.m.Interrupts():
+			s.mu.Lock()
+			on := s.intrOn[it.Endpoint] && s.attached
+			if !on {
+				s.intrHeld = append(s.intrHeld, it)
+				if len(s.intrHeld) > 8 {
+					s.intrHeld = s.intrHeld[len(s.intrHeld)-8:]
+				}
+			} else {
+				s.stats.Interrupts++
+			}
+			s.mu.Unlock()
+			if on {
+				s.fail("interrupt", s.c.SendInterrupt(0, it.Endpoint, usbredir.StatusSuccess, it.Data))
+			}
+		case <-s.done:
+			return
+		}
+	}
+}
+
+// flushHeld sends what was held for ep, once QEMU receives on it.
+func (s *Session) flushHeld(ep uint8) error {
+	s.mu.Lock()
+	var send, keep []Interrupt
+	for _, it := range s.intrHeld {
+		if it.Endpoint == ep {
+			send = append(send, it)
+		} else {
+			keep = append(keep, it)
+		}
+	}
+	s.intrHeld = keep
+	s.stats.Interrupts += uint64(len(send))
+	s.mu.Unlock()
+	for _, it := range send {
+		if err := s.c.SendInterrupt(0, it.Endpoint, usbredir.StatusSuccess, it.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// control answers a control request: standard ones here, class and
+// vendor ones by the model.
+func (s *Session) control(m *usbredir.Msg) error {
+	r := usbredir.ParseControl(m.Hdr)
+	s.mu.Lock()
+	s.stats.Controls++
+	s.mu.Unlock()
+	var resp []byte
+	var ok bool
+	if r.RequestType&typeMask == 0 {
+		resp, ok = s.standard(r)
+	} else {
+		resp, ok = s.m.Control(r, m.Data)
+	}
+	if !ok {
+		return s.c.SendControl(m.ID, r, usbredir.StatusStall, nil)
+	}
+	if r.In() && len(resp) > int(r.Length) {
+		resp = resp[:r.Length]
+	}
+	return s.c.SendControl(m.ID, r, usbredir.StatusSuccess, resp)
+}
+
+func (s *Session) standard(r usbredir.Control) ([]byte, bool) {
+	switch r.Request {
+	case reqGetDescriptor:
+		return s.descriptor(uint8(r.Value>>8), uint8(r.Value))
+	case reqGetStatus:
+		if r.RequestType&recipientMask == 0 {
+			return []byte{1, 0}, true // self-powered
+		}
+		return []byte{0, 0}, true
+	case reqClearFeature, reqSetFeature, reqSetSel, reqSetIsochDelay:
+		return nil, true // halts clear, link power states and exit latencies are taken
+	}
+	return nil, false
+}
+
+func (s *Session) descriptor(typ, index uint8) ([]byte, bool) {
+	switch typ {
+	case dtDevice:
+		return deviceDescriptor(s.m.Info()), true
+	case dtConfig:
+		return configDescriptor(s.m.Function()), index == 0
+	case dtBOS:
+		return bosDescriptor(), true
+	case dtString:
+		i := s.m.Info()
+		strs := append([]string{i.Manufacturer, i.Product, i.Serial}, s.m.ExtraStrings()...)
+		switch {
+		case index == 0:
+			return langIDs, true
+		case int(index) <= len(strs):
+			return stringDescriptor(strs[index-1]), true
+		}
+	}
+	return nil, false
+}

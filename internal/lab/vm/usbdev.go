@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package vm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/selfexe"
+)
+
+// The device lab: a USB adapter emulated outside the guest by 'wirespeed
+// lab usbdev' (internal/lab/usbdev), reached through QEMU's usb-redir on
+// the guest's xHCI. The guest runs only what a host with the real adapter
+// runs.
+
+// deviceDrivers is the guest driver of each device model.
+var deviceDrivers = map[string]string{"ncm": "cdc_ncm", "mbim": "cdc_mbim", "rndis": "rndis_host"}
+
+// DeviceModels lists the models the usbdev scenario takes.
+func DeviceModels() []string { return []string{"ncm"} }
+
+// checkDevice refuses a model the lab does not have.
+func checkDevice(model, machine string) error {
+	if model == "" {
+		return nil
+	}
+	for _, m := range DeviceModels() {
+		if m == model {
+			return nil
+		}
+	}
+	return fmt.Errorf("--device %q: want one of %s", model, strings.Join(DeviceModels(), ", "))
+}
+
+func deviceOf(o Options) string {
+	if o.Device == "" {
+		return "ncm"
+	}
+	return o.Device
+}
+
+// usbAttach is what hangs on the guest's USB: QEMU's usb-net on Tap, or
+// with RedirSocket a usb-redir device served there; zero: nothing.
+type usbAttach struct {
+	Tap         string
+	RedirSocket string
+}
+
+// args are QEMU's arguments for it on a board: the xHCI (the Pi 3's
+// DWC2 on raspi3b, whose single root port needs port=1 or QEMU puts a
+// full-speed hub in between) and the device.
+func (u usbAttach) args(board string) []string {
+	if u.Tap == "" && u.RedirSocket == "" {
+		return nil
+	}
+	var a []string
+	bus := ",bus=xhci.0"
+	if board == "raspi3b" {
+		bus = ""
+	} else {
+		a = append(a, "-device", "qemu-xhci,id=xhci")
+	}
+	if u.RedirSocket != "" {
+		if board == "raspi3b" {
+			bus = ",port=1"
+		}
+		return append(a, "-chardev", "socket,id=ud0,path="+u.RedirSocket, "-device", "usb-redir,chardev=ud0,id=usbdev0"+bus)
+	}
+	return append(a, "-netdev", "tap,id=n0,ifname="+u.Tap+",script=no,downscript=no", "-device", "usb-net,netdev=n0"+bus)
+}
+
+func init() {
+	scenarios["usbdev"] = &Scenario{
+		Name: "usbdev",
+		Summary: "a USB adapter emulated outside the guest ('wirespeed lab usbdev', --device ncm) on the guest's xHCI " +
+			"through QEMU's usb-redir; its Ethernet side a tap in a host namespace running iperf3 natively",
+		Modules: func(o Options) []string {
+			return append(append([]string(nil), machineOf(o).USBHost...), deviceDrivers[deviceOf(o)])
+		},
+		Script:  devScript,
+		USBDev:  true,
+		MaxTime: benchTime,
+	}
+}
+
+func devScript(o Options) string {
+	d := deviceOf(o)
+	return guestScript("nic.sh", "@STAGE@", "usbdev-"+d, "@DRIVER@", deviceDrivers[d], "@DEVICE@", "usbdev "+d,
+		"@GUEST@", nicGuestAddr, "@HOST@", nicHostAddr, "@DUT_KNOBS@", dutKnobs(o, "DIF")) + benchCalls(o, nicHostAddr, "")
+}
+
+// deviceArgv is the device process's command line.
+func (c *Config) deviceArgv(exe, ns, tap, sock string) []string {
+	a := []string{"ip", "netns", "exec", ns, exe, "lab", "usbdev", "--model", deviceOf(c.Options),
+		"--socket", sock, "--tap", tap, "--stats", filepath.Join(c.OutDir, "usbdev.json")}
+	return append(a, c.DeviceArgs...)
+}
+
+// startDevice starts the device process in ns and waits for its socket;
+// stop ends it (SIGTERM, so it writes its counts) and removes the socket.
+func (c *Config) startDevice(ctx context.Context, ns, tap, name string) (string, func(), error) {
+	exe, err := selfexe.Path()
+	if err != nil {
+		return "", nil, err
+	}
+	dir := "/run/wirespeed"
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", nil, err
+	}
+	sock := filepath.Join(dir, name+"-usbdev.sock")
+	logPath := filepath.Join(c.OutDir, "usbdev.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return "", nil, err
+	}
+	argv := c.deviceArgv(exe, ns, tap, sock)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return "", nil, fmt.Errorf("start the device process: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		logf.Close()
+		_ = os.Remove(sock)
+	}
+	for i := 0; i < 100; i++ {
+		if fi, err := os.Stat(sock); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			c.logf("device %s serving on %s (log %s)", deviceOf(c.Options), sock, logPath)
+			return sock, stop, nil
+		}
+		select {
+		case <-exited:
+			logf.Close()
+			b, _ := os.ReadFile(logPath)
+			return "", nil, fmt.Errorf("the device process ended before serving: %s", strings.TrimSpace(string(b)))
+		case <-ctx.Done():
+			stop()
+			return "", nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	stop()
+	return "", nil, fmt.Errorf("the device process did not create %s within 5 s (its log: %s)", sock, logPath)
+}
