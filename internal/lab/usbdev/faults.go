@@ -56,11 +56,13 @@ func (f *Faults) jitter(d time.Duration) time.Duration {
 
 // onIn decides one bulk IN answer's fate: its status and a delay.
 func (f *Faults) onIn() (uint8, time.Duration) {
-	if f.StallPerMille > 0 && f.intn(1000) < f.StallPerMille {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.StallPerMille > 0 && f.rand().Intn(1000) < f.StallPerMille {
 		return usbredir.StatusStall, 0
 	}
-	if f.SlowPerMille > 0 && f.MaxDelay > 0 && f.intn(1000) < f.SlowPerMille {
-		return usbredir.StatusSuccess, time.Duration(f.intn(int(f.MaxDelay)))
+	if f.SlowPerMille > 0 && f.MaxDelay > 0 && f.rand().Intn(1000) < f.SlowPerMille {
+		return usbredir.StatusSuccess, time.Duration(f.rand().Int63n(int64(f.MaxDelay)))
 	}
 	return usbredir.StatusSuccess, 0
 }

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package usbdev
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/usbredir"
+)
+
+// TestMutationsAreMalformed: every hostile aggregate is one a careful
+// host must refuse, or (out-of-order) one whose datagrams are not the
+// ones sent in the order sent.
+func TestMutationsAreMalformed(t *testing.T) {
+	frames := [][]byte{frame(1, 300), frame(2, 700), frame(3, 90)}
+	for _, m := range ntbMutations {
+		b, lay := buildNTB16(7, ndpSigNCM, frames, 4)
+		if got, err := strictNTB16(b); err != nil || !reflect.DeepEqual(got, frames) {
+			t.Fatalf("the well-formed NTB does not parse: %v", err)
+		}
+		bad := m.apply(b, lay)
+		got, err := strictNTB16(bad)
+		if err == nil && reflect.DeepEqual(got, frames) {
+			t.Errorf("%s: the NTB is still well-formed", m.name)
+		}
+	}
+}
+
+// TestHostileRepeatable: the same seed malforms the same aggregates the
+// same way, each kind is counted, and a malformed aggregate still goes
+// out (the host has to cope with it).
+func TestHostileRepeatable(t *testing.T) {
+	run := func(seed int64) map[string]uint64 {
+		l := newMemLink()
+		d := newNTBDev(l, 0, &Faults{Seed: seed, BadPerMille: 500})
+		done := make(chan struct{})
+		defer close(done)
+		for i := 0; i < 400; i++ {
+			l.toDev <- frame(i, 200)
+			if b := d.bulkIn(32768, done); len(b) == 0 {
+				t.Fatal("no aggregate")
+			}
+		}
+		return d.cnt.snapshot()
+	}
+	a, b, c := run(3), run(3), run(4)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("seed 3 twice: %v vs %v", a, b)
+	}
+	if reflect.DeepEqual(a, c) {
+		t.Errorf("seeds 3 and 4 malformed the same aggregates: %v", a)
+	}
+	var bad uint64
+	kinds := 0
+	for k, v := range a {
+		if len(k) > 8 && k[:8] == "hostile_" {
+			bad += v
+			kinds++
+		}
+	}
+	if bad < 150 || bad > 250 || kinds < len(ntbMutations)/2 || a["aggregates_to_host"] != 400 {
+		t.Errorf("500 per 1000 of 400 aggregates: %d malformed in %d kinds (%v)", bad, kinds, a)
+	}
+}
+
+// TestCancelStallReplug: a held request the host cancels is answered as
+// cancelled; a stalled answer moves nothing and the data goes with the
+// next request; an unplug waits for QEMU's acknowledgement and plugs
+// in again with the announcement.
+func TestCancelStallReplug(t *testing.T) {
+	l := newMemLink()
+	f := &Faults{Seed: 1, StallPerMille: 1000}
+	h := startHost(t, NewNCM(l, 0, testMAC, nil), f)
+	h.plugged()
+	h.request(usbredir.TypeSetConfiguration, usbredir.TypeConfigurationStatus, 1)
+	h.request(usbredir.TypeSetAltSetting, usbredir.TypeAltSettingStatus, 1, 1)
+	h.id++
+	held := h.id
+	if err := h.c.SendBulkRequest(held, epBulkIn, 32768); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := h.c.SendRequest(usbredir.TypeCancelDataPacket, held); err != nil {
+		t.Fatal(err)
+	}
+	if m := h.next(usbredir.TypeBulkPacket); m.ID != held || usbredir.ParseBulk(m.Hdr).Status != usbredir.StatusCancelled {
+		t.Fatalf("cancel answered id %d status %d", m.ID, usbredir.ParseBulk(m.Hdr).Status)
+	}
+	l.toDev <- frame(9, 400)
+	if b, data := h.bulkIn(epBulkIn, 32768); b.Status != usbredir.StatusStall || len(data) != 0 {
+		t.Fatalf("stall: status %d, %d bytes", b.Status, len(data))
+	}
+	f.mu.Lock()
+	f.StallPerMille = 0
+	f.mu.Unlock()
+	if _, data := h.bulkIn(epBulkIn, 32768); !bytes.Contains(data, frame(9, 400)) {
+		t.Fatalf("after the stall the frame is lost (%d bytes)", len(data))
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- h.s.Replug(10 * time.Millisecond) }()
+	h.next(usbredir.TypeDeviceDisconnect)
+	if err := h.c.SendRequest(usbredir.TypeDeviceDisconnectAck, 0); err != nil {
+		t.Fatal(err)
+	}
+	h.plugged()
+	if err := <-errc; err != nil || h.s.Stats().Replugs != 1 {
+		t.Fatalf("re-plug: %v, %d", err, h.s.Stats().Replugs)
+	}
+}
