@@ -20,11 +20,12 @@ A USB network adapter that lives outside the guest: it serves the usbredir
 protocol on the unix socket PATH, where QEMU's usb-redir device connects
 (-chardev socket,id=ud,path=PATH -device usb-redir,chardev=ud,bus=xhci.0),
 and appears on the guest's xHCI as a SuperSpeed adapter. Its Ethernet side
-is the tap NAME, created in the network namespace it runs in (run it under
+is the tap (tun for mbim) NAME, created in the network namespace it runs in (run it under
 'ip netns exec NS'). 'wirespeed lab vm usbdev' starts it for you.
 
 Models: ncm (CDC-NCM, cdc_ncm: NTB16 aggregates, speed and connection
-notifications).
+notifications), mbim (a modem's MBIM data function, cdc_mbim: the same
+blocks with IPS datagram tables of raw IP, on a tun instead of a tap).
 
 Hostile mode (--seed makes a run repeatable): --bad N malformed aggregates
 per 1000 (overlapping, duplicate and header pointers, lengths and counts past

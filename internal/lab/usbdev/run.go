@@ -17,7 +17,7 @@ import (
 )
 
 // Models are the device models, by name.
-var Models = []string{"ncm"}
+var Models = []string{"ncm", "mbim"}
 
 // Options are a device process's settings.
 type Options struct {
@@ -60,6 +60,8 @@ func NewModel(o Options, l Link) (Model, error) {
 	switch o.Model {
 	case "ncm":
 		return NewNCM(l, o.Mbit, o.MAC, o.Faults), nil
+	case "mbim":
+		return NewMBIM(l, o.Mbit, o.MAC, o.Faults), nil
 	}
 	return nil, fmt.Errorf("unknown device model %q; give one of %v", o.Model, Models)
 }

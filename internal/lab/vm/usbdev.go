@@ -24,7 +24,7 @@ import (
 var deviceDrivers = map[string]string{"ncm": "cdc_ncm", "mbim": "cdc_mbim", "rndis": "rndis_host"}
 
 // DeviceModels lists the models the usbdev scenario takes.
-func DeviceModels() []string { return []string{"ncm"} }
+func DeviceModels() []string { return []string{"ncm", "mbim"} }
 
 // checkDevice refuses a model the lab does not have.
 func checkDevice(model, machine string) error {
