@@ -9,6 +9,7 @@
 # @LIMIT@ s, its KTAP output in /results/ksft-NAME.tap and its exit code in
 # /results/ksft-exit.txt; then the per-NAPI threaded check through the
 # netdev netlink family (ynl's cli.py) in /results/ksft-napi_threaded_nl.tap.
+# shellcheck disable=SC2129 # one fact a line, appended where it is learnt
 
 ws stage selftests
 mkdir -p /deb
@@ -29,6 +30,7 @@ cp /ksft/drivers/net/net.config /results/ksft-net.config
 echo "ksft_debian=$(cat /deb/etc/debian_version)" >> /results/facts.txt
 echo "ksft_python=$(chroot /deb /usr/bin/python3 --version 2>&1)" >> /results/facts.txt
 echo "ksft_channels=$(chroot /deb /usr/sbin/ethtool -l "$HIF" 2>&1 | tr '\n' ' ')" >> /results/facts.txt
+# shellcheck disable=SC2043 # @TESTS@ is the list of tests, one or many
 for t in @TESTS@; do
   ws stage "selftest-$t"
   chroot /deb /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
