@@ -28,7 +28,7 @@ func init() {
 		Summary: "the kernel's driver selftests (tools/testing/selftests/drivers/net, built from the kernel's Debian source) on the NCM loop's " +
 			"cdc_ncm (usbnet) device, the gadget namespace as the remote (REMOTE_TYPE=netns), in a Debian 13 root; KTAP parsed into selftests.json",
 		Modules: func(o Options) []string {
-			return []string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs", "virtio_blk", "ext4", "netconsole", "sch_prio"}
+			return []string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs", "virtio_blk", "ext4", "netconsole", "sch_prio", "sch_fq", "sch_etf", "macsec", "8021q"}
 		},
 		Params: func(o Options) map[string]string { return map[string]string{"dummy_hcd": busParams(o, o.Speed)} },
 		Script: selftestsScript,
