@@ -13,5 +13,6 @@ import (
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round4"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round5"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-rxcost"
+	_ "github.com/wirespeed/wirespeed/experiments/usbnet-selftests"
 	_ "github.com/wirespeed/wirespeed/experiments/vm-crash-rate"
 )

@@ -16,7 +16,7 @@ type labVMFlags struct {
 	dur, dir, steps, speed, threaded, rps, out, timeout *string
 	kver, kimg, kmods, mdir, exe, wsBin, cache          *string
 	arch, machine, accel, appendArgs                    *string
-	tuneArgs, benchArgs, device, deviceArgs             *string
+	tuneArgs, benchArgs, tests, device, deviceArgs      *string
 	streams, cycles, busRate, tunnels, cpus, mem        *int
 	raw, profile, noPin, ab, console, asJSON            *bool
 	loads                                               []string
@@ -46,6 +46,7 @@ func addLabVMFlags(fs *flag.FlagSet) *labVMFlags {
 		return nil
 	})
 	f.exe = fs.String("exec", "", "boot scenario: shell command to run in the guest")
+	f.tests = fs.String("tests", "", "selftests: comma list of tools/testing/selftests/drivers/net tests to run (default "+strings.Join(vm.SelftestNames, ",")+")")
 	f.wsBin = fs.String("wirespeed", "", "static wirespeed binary for the guest (default: this one)")
 	f.cache = fs.String("cache", vm.DefaultCacheDir(), "cache for kernels and initramfs images")
 	f.timeout = fs.String("timeout", "0", "hard limit for the guest (0: estimated from the scenario)")
@@ -89,7 +90,7 @@ func (f *labVMFlags) config(env Env, pos []string) (vm.Config, error) {
 	cfg := vm.Config{
 		Options: vm.Options{Scenario: pos[0], Arch: *f.arch, Machine: *f.machine, Duration: d, Streams: *f.streams, Direction: *f.dir, Speed: *f.speed, Cycles: *f.cycles, Steps: splitList(*f.steps), BusRate: *f.busRate, Tunnels: *f.tunnels, Threaded: *f.threaded, RPS: *f.rps,
 			Load: f.loads, Exec: *f.exe, RawIperf3: *f.raw, NoPin: *f.noPin, BenchArgs: strings.Fields(*f.benchArgs), Tune: *f.tuneArgs, Profile: *f.profile,
-			Device: *f.device, DeviceArgs: strings.Fields(*f.deviceArgs)},
+			Tests: splitList(*f.tests), Device: *f.device, DeviceArgs: strings.Fields(*f.deviceArgs)},
 		CacheDir: *f.cache, KernelRelease: *f.kver, KernelImage: *f.kimg, ModulesPath: *f.kmods, ModulesDir: *f.mdir,
 		Wirespeed: *f.wsBin, OutDir: *f.out, Timeout: to, CPUs: *f.cpus, MemMB: *f.mem, Accel: *f.accel, Append: *f.appendArgs,
 		Logf: func(format string, a ...any) { fmt.Fprintf(env.Stderr, "lab vm: "+format+"\n", a...) },

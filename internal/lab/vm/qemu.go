@@ -181,6 +181,9 @@ func (c *Config) qemuCommand(name string, k *Kernel, initrd, accel, ns string, u
 			return nil, err
 		}
 	}
+	for _, d := range c.disks {
+		argv = append(argv, "-drive", "file="+d+",if=virtio,format=raw,snapshot=on")
+	}
 	out.QEMU = argv
 	var cmd *exec.Cmd
 	if ns != "" {

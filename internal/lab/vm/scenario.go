@@ -78,6 +78,9 @@ type Options struct {
 	// profile-DIRECTION.folded; the perf binary is the host's, or for a
 	// foreign guest Debian's linux-perf of its architecture.
 	Profile bool `json:"profile,omitempty"`
+	// Tests are the selftests scenario's drivers/net tests (default
+	// SelftestNames).
+	Tests []string `json:"tests,omitempty"`
 }
 
 // Scenario is one guest topology and what runs in it.
@@ -100,6 +103,12 @@ type Scenario struct {
 	// NoBench: the scenario runs no bench, so observe's tracepoints need
 	// not be pinned before it.
 	NoBench bool
+	// Selftests: the guest gets the Debian root disk (debroot.go) and the
+	// kernel's selftests in its run archive (selftests_build.go).
+	Selftests bool
+	// Collect, when set, reads the run's result files in the output
+	// directory after the guest is done (selftests: selftests.json).
+	Collect func(dir string) error
 }
 
 // Addresses (RFC 2544 benchmarking range; only inside the guest or in the

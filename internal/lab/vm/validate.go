@@ -159,11 +159,20 @@ func (c *Config) validateStress(s *Scenario) error {
 	if c.BusRate < 0 || c.BusRate > 100000 {
 		return fmt.Errorf("--bus-rate %d: want 1-100000 Mbit/s (or 0 for none)", c.BusRate)
 	}
-	if c.BusRate > 0 && s.Name != "usb-gadget" && s.Name != "bql" && s.Name != "usbnet-stress" {
-		return fmt.Errorf("--bus-rate is for the dummy_hcd scenarios (usb-gadget, bql, usbnet-stress), not %s: leave it out", s.Name)
+	if c.BusRate > 0 && s.Name != "usb-gadget" && s.Name != "bql" && s.Name != "usbnet-stress" && s.Name != "selftests" {
+		return fmt.Errorf("--bus-rate is for the dummy_hcd scenarios (usb-gadget, bql, usbnet-stress, selftests), not %s: leave it out", s.Name)
 	}
 	if err := checkSteps(c.Steps); err != nil {
 		return err
+	}
+	if len(c.Tests) > 0 && !s.Selftests {
+		return fmt.Errorf("--tests picks the selftests scenario's tests, not %s's: leave it out", s.Name)
+	}
+	if err := checkTests(c.Tests); err != nil {
+		return err
+	}
+	if s.Selftests && c.Arch != hostArch() {
+		return fmt.Errorf("the selftests scenario runs on this host's architecture (%s) only so far, not %s (its Debian root and selftests are built for it)", hostArch(), c.Arch)
 	}
 	if s.Name == "boot" && c.Exec == "" && len(c.Load) == 0 {
 		c.Exec = "true"

@@ -73,6 +73,9 @@ type Config struct {
 	Console io.Writer
 	// Logf reports progress.
 	Logf func(format string, a ...any)
+	// disks are disk images QEMU opens with snapshot=on (the selftests
+	// guest's Debian root).
+	disks []string
 }
 
 // Outcome is what a run found; it is saved as OUT/vm.json.
@@ -147,12 +150,17 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 	if err := r.baseImage(ctx); err != nil {
 		return nil, err
 	}
-	initrd, err := r.runDir()
+	initrd, err := r.runDir(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer os.Remove(initrd)
 	runErr := r.bootGuest(ctx, initrd)
+	if sc.Collect != nil && !errors.Is(runErr, context.Canceled) {
+		if err := sc.Collect(c.OutDir); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
 	r.save(runErr)
 	return r.out, runErr
 }
@@ -289,7 +297,7 @@ func (r *runState) baseImage(ctx context.Context) error {
 // runDir makes the run directory and the outcome, and writes the run's
 // initramfs there: the base image and the run's own archive (/init and
 // the scenario's scripts). It returns the initramfs's path.
-func (r *runState) runDir() (string, error) {
+func (r *runState) runDir(ctx context.Context) (string, error) {
 	c, sc := r.c, r.sc
 	if c.OutDir == "" {
 		c.OutDir = fmt.Sprintf("wirespeed-vm-%s-%s", sc.Name, time.Now().Format("20060102-150405"))
@@ -306,6 +314,11 @@ func (r *runState) runDir() (string, error) {
 	runFiles["ws/env.sh"] = []byte(envScript(r.mach))
 	runFiles["ws/main.sh"] = []byte(initScript(sc, c.Options, r.loads))
 	runFiles["ws/lib.sh"] = []byte(initLib)
+	if sc.Selftests {
+		if err := r.selftestsInputs(ctx, runFiles); err != nil {
+			return "", err
+		}
+	}
 	var runArc strings.Builder
 	if err := RunArchive(&runArc, initWrapper, runFiles); err != nil {
 		return "", err
