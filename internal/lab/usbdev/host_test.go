@@ -15,7 +15,9 @@ import (
 // device's bulk IN side, what the device writes arrives in fromDev.
 type memLink struct{ toDev, fromDev chan []byte }
 
-func newMemLink() *memLink { return &memLink{toDev: make(chan []byte, 256), fromDev: make(chan []byte, 256)} }
+func newMemLink() *memLink {
+	return &memLink{toDev: make(chan []byte, 256), fromDev: make(chan []byte, 256)}
+}
 
 func (l *memLink) ReadFrame() ([]byte, error) {
 	f, ok := <-l.toDev
