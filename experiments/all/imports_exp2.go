@@ -11,6 +11,7 @@ import (
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round3"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round4"
+	_ "github.com/wirespeed/wirespeed/experiments/usbnet-devlab"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-round5"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-rxcost"
 	_ "github.com/wirespeed/wirespeed/experiments/usbnet-selftests"

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -88,6 +89,26 @@ func init() {
 		USBDev:  true,
 		MaxTime: benchTime,
 	}
+	scenarios["usbdev-stress"] = &Scenario{
+		Name: "usbdev-stress",
+		Summary: "the usbdev adapter unplugged and plugged in by the device process at moments of its own (--replug-every, " +
+			"default 4s) under iperf3 both ways, with link flaps, MTU changes and driver reloads, until --cycles plug-ins",
+		Modules: scenarios["usbdev"].Modules,
+		Script:  devStressScript,
+		USBDev:  true,
+		NoBench: true,
+		MaxTime: func(o Options) time.Duration { return time.Duration(cycles(o))*12*time.Second + time.Minute },
+	}
+}
+
+// defaultReplug is usbdev-stress's unplug period when --device-args gives none.
+const defaultReplug = "4s"
+
+func devStressScript(o Options) string {
+	d := deviceOf(o)
+	maxS := int((time.Duration(cycles(o))*12*time.Second + 30*time.Second) / time.Second)
+	return guestScript("usbdev_stress.sh", "@DRIVER@", deviceDrivers[d],
+		"@GUEST@", nicGuestAddr, "@HOST@", nicHostAddr, "@N@", strconv.Itoa(cycles(o)), "@MAXS@", strconv.Itoa(maxS))
 }
 
 func devScript(o Options) string {
@@ -100,6 +121,9 @@ func devScript(o Options) string {
 func (c *Config) deviceArgv(exe, ns, tap, sock string) []string {
 	a := []string{"ip", "netns", "exec", ns, exe, "lab", "usbdev", "--model", deviceOf(c.Options),
 		"--socket", sock, "--tap", tap, "--stats", filepath.Join(c.OutDir, "usbdev.json")}
+	if c.Scenario == "usbdev-stress" && !strings.Contains(strings.Join(c.DeviceArgs, " "), "--replug-every") {
+		a = append(a, "--replug-every", defaultReplug)
+	}
 	return append(a, c.DeviceArgs...)
 }
 

@@ -1,0 +1,54 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# devlab-rx.sh OUT_DIR PHASE... - issue 41's receive figures on the device
+# lab: a CDC-NCM adapter emulated on the host (wirespeed lab usbdev, reached
+# through QEMU's usb-redir on the guest's xHCI), stock usbnet vs ours,
+# REPS (default 5) interleaved pairs per phase, the device unpaced (its
+# capacity is what is measured), --accel tcg-icount (the guest's clock
+# counts instructions, so host load slows a run but does not change what
+# the guest measures; the device process outside runs in real time and is
+# so never the guest's limit - its CPU is in each run's usbdev.json):
+#   ncm-x86    the pc guest, 2 vCPUs;
+#   ncm-virt   the arm64 virt board, 4 vCPUs (GICv2: the xHCI interrupt on
+#              CPU0, as on a Pi).
+# OURS_MODS (amd64) and OURS_MODS_ARM64: the series' modules for KVER.
+# Write OUT_DIR/PLAN.md before running. Tables: experiments/usbnet-devlab.
+set -u
+out=${1:?usage: devlab-rx.sh OUT_DIR PHASE...}
+shift
+ws=${WIRESPEED:-./wirespeed}
+kver=${KVER:-7.3.4}
+ours=${OURS_MODS:-kernel/usbnet/out/7.3.4+deb13-amd64}
+ours64=${OURS_MODS_ARM64:-kernel/usbnet/out/7.3.4+deb13-arm64}
+n=${REPS:-5}
+mkdir -p "$out"
+run() { # NAME ARGS...
+	name=$1
+	shift
+	mkdir -p "$out/$name"
+	{ date -u +%FT%TZ; uptime; ps -eo pcpu,pid,comm --sort=-pcpu | head -n 8; } > "$out/$name/host-top.txt"
+	echo "== $name: wirespeed lab vm $*" >> "$out/runs.txt"
+	s=$(date +%s)
+	# the hard timeout is real time; under -icount on a loaded host a boot
+	# takes several times its estimate
+	if "$ws" lab vm "$@" --kernel-version "$kver" --timeout "${TIMEOUT:-10m}" --out "$out/$name" > "$out/$name.txt" 2>&1; then
+		echo "   ok in $(($(date +%s) - s)) s" >> "$out/runs.txt"
+	else
+		echo "   FAILED: $(tail -n 1 "$out/$name.txt")" >> "$out/runs.txt"
+	fi
+}
+for ph in "$@"; do
+	i=1
+	while [ "$i" -le "$n" ]; do
+		case $ph in
+		ncm-x86)
+			run "ncm-x86-stock-$i" usbdev --device ncm -t 8s -P 4 --direction receive --accel tcg-icount
+			run "ncm-x86-ours-$i" usbdev --device ncm -t 8s -P 4 --direction receive --accel tcg-icount --modules-dir "$ours" ;;
+		ncm-virt)
+			run "ncm-virt-stock-$i" usbdev --device ncm --arch arm64 --machine virt --cpus 4 -t 8s -P 4 --direction receive --accel tcg-icount
+			run "ncm-virt-ours-$i" usbdev --device ncm --arch arm64 --machine virt --cpus 4 -t 8s -P 4 --direction receive --accel tcg-icount --modules-dir "$ours64" ;;
+		*) echo "unknown phase $ph: want ncm-x86 or ncm-virt" >&2; exit 2 ;;
+		esac
+		i=$((i + 1))
+	done
+done

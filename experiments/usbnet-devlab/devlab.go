@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package usbnetdevlab recomputes docs/results.md's "device lab" tables
+// (issue 41) from the runs of devlab-rx.sh under data/: receive capacity
+// and busy guest CPU per Mbit/s on the emulated CDC-NCM adapter, stock
+// usbnet vs ours, with the device process's own CPU beside.
+package usbnetdevlab
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/wirespeed/wirespeed/experiments"
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+)
+
+func init() {
+	experiments.Register(experiments.Experiment{Name: "usbnet-devlab", Tables: tables})
+}
+
+// runs are the directories of devlab-rx.sh runs, by table id.
+var runs = map[string]struct{ dir, phase string }{
+	"rx-ncm-x86-7.3": {"rx-7.3.4-2026-11-28", "ncm-x86"},
+}
+
+func tables(dir string) (map[string]string, error) {
+	out := map[string]string{}
+	for id, r := range runs {
+		d := filepath.Join(dir, "data", r.dir)
+		if _, err := os.Stat(d); err != nil {
+			continue
+		}
+		t, err := rxTable(d, r.phase)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = t
+	}
+	return out, nil
+}
+
+// device is what a run's usbdev.json says of the device process.
+type device struct {
+	CPUUser float64 `json:"cpu_user_s"`
+	CPUSys  float64 `json:"cpu_sys_s"`
+	Model   struct {
+		FramesToHost     float64 `json:"frames_to_host"`
+		AggregatesToHost float64 `json:"aggregates_to_host"`
+	} `json:"model"`
+}
+
+func readDevice(run string) (device, error) {
+	var d device
+	err := mdtab.ReadJSON(filepath.Join(run, "usbdev.json"), &d)
+	return d, err
+}
+
+// rxTable: one row per counted pair, the medians, then the pairs not
+// counted (PLAN.md's rule: both boots ok with a complete bench).
+func rxTable(dir, phase string) (string, error) {
+	pairs, dropped, err := r2.RXPhase(dir, phase)
+	if err != nil {
+		return "", err
+	}
+	var rows [][]string
+	var thr, busy []float64
+	for _, p := range pairs {
+		thr = append(thr, p.ThroughputRatio())
+		busy = append(busy, p.BusyRatio())
+		var cpu [2]string
+		var per string
+		for i, side := range []string{"stock", "ours"} {
+			d, err := readDevice(filepath.Join(dir, fmt.Sprintf("%s-%s-%d", phase, side, p.Pair)))
+			if err != nil {
+				return "", err
+			}
+			cpu[i] = r2.F(d.CPUUser+d.CPUSys, 1)
+			if side == "ours" && d.Model.AggregatesToHost > 0 {
+				per = r2.F(d.Model.FramesToHost/d.Model.AggregatesToHost, 1)
+			}
+		}
+		rows = append(rows, []string{strconv.Itoa(p.Pair), r2.F(p.Stock.Mbit, 1), r2.F(p.Ours.Mbit, 1), r2.F(p.ThroughputRatio(), 3),
+			r2.F(p.Stock.BusyPerMbit, 3), r2.F(p.Ours.BusyPerMbit, 3), r2.F(p.BusyRatio(), 3),
+			p.Ours.RXPath, r2.F(p.Ours.GRORatio, 1), per, cpu[0] + " / " + cpu[1]})
+	}
+	if len(pairs) > 0 {
+		rows = append(rows, []string{"median", "", "", r2.F(r2.Median(thr), 3), "", "", r2.F(r2.Median(busy), 3), "", "", "", ""})
+	}
+	for _, d := range dropped {
+		rows = append(rows, []string{strconv.Itoa(d), "not counted (a boot failed or its bench was incomplete)", "", "", "", "", "", "", "", "", ""})
+	}
+	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % per Mbit/s",
+		"ours busy % per Mbit/s", "busy per Mbit/s ours/stock", "RX path (ours)", "GRO segments per skb (ours)",
+		"frames per NTB (ours)", "device CPU s stock / ours"}, rows), nil
+}

@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=sh
+# The usbdev-stress scenario (usbdev.go's devStressScript): the emulated
+# adapter (driver @DRIVER@) is unplugged and plugged in again by the
+# device process on the host at moments of its own (--replug-every, jittered),
+# whatever is in flight; the guest meanwhile configures each new @DRIVER@
+# device, runs iperf3 both ways against @HOST@ and takes a disruption of its
+# own in turn (link flap, MTU change, driver reload), until it has seen @N@
+# plug-ins. Then the link must carry a ping again. The console guards catch
+# any WARNING, BUG, KASAN report, Oops or lockup.
+
+ws stage usbdev-stress
+say() { echo "<4>usbdev-stress: $*" > /dev/kmsg; echo "usbdev-stress: $*"; }
+seen=0 last="" cycle=0
+deadline=$(($(date +%s) + @MAXS@))
+while [ "$seen" -lt @N@ ] && [ "$(date +%s)" -lt "$deadline" ]; do
+	DIF=$(ws_wait_driver @DRIVER@ 20) || continue
+	id="$DIF:$(cat "/sys/class/net/$DIF/ifindex" 2>/dev/null)"
+	if [ "$id" != "$last" ]; then
+		seen=$((seen + 1))
+		last=$id
+		say "plug-in $seen: $DIF"
+	fi
+	/sbin/ip addr add @GUEST@/30 dev "$DIF" 2> /dev/null
+	/sbin/ip link set "$DIF" up 2> /dev/null
+	cycle=$((cycle + 1))
+	case $((cycle % 4)) in
+	1) /sbin/ip link set "$DIF" down 2> /dev/null; /sbin/ip link set "$DIF" up 2> /dev/null ;;
+	2) /sbin/ip link set "$DIF" mtu 1400 2> /dev/null; /sbin/ip link set "$DIF" mtu 1500 2> /dev/null ;;
+	3) rmmod @DRIVER@ 2> /dev/null && insmod /lib/modules/ws/@DRIVER@.ko ;;
+	esac
+	timeout -s KILL 6 iperf3 -c @HOST@ -t 1 -P 2 --connect-timeout 2000 > /dev/null 2>&1
+	timeout -s KILL 6 iperf3 -c @HOST@ -t 1 -P 2 -R --connect-timeout 2000 > /dev/null 2>&1
+done
+echo "plugins_seen=$seen" >> /results/facts.txt
+echo "stress_cycles=$cycle" >> /results/facts.txt
+[ "$seen" -ge @N@ ] || fail "saw $seen plug-ins of the @DRIVER@ device in @MAXS@ s, wanted @N@"
+DIF=$(ws_wait_driver @DRIVER@ 30) || fail "no @DRIVER@ device after the stress"
+/sbin/ip addr add @GUEST@/30 dev "$DIF" 2> /dev/null
+/sbin/ip link set "$DIF" up
+ws_wait_ping @HOST@ 30 || fail "@HOST@ does not answer over @DRIVER@ after the stress"
+say "done: $seen plug-ins, $cycle cycles, ping ok"
