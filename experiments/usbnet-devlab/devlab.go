@@ -39,8 +39,22 @@ func tables(dir string) (map[string]string, error) {
 		}
 		out[id] = t
 	}
+	for id, d := range hostileRuns {
+		d = filepath.Join(dir, "data", d)
+		if _, err := os.Stat(d); err != nil {
+			continue
+		}
+		t, err := hostileTable(d)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = t
+	}
 	return out, nil
 }
+
+// hostileRuns are the directories of devlab-hostile.sh runs, by table id.
+var hostileRuns = map[string]string{"hostile-7.3": "hostile-7.3.4-2026-11-28"}
 
 // device is what a run's usbdev.json says of the device process.
 type device struct {

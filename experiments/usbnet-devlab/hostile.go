@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package usbnetdevlab
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+)
+
+// hostileRun is one boot of devlab-hostile.sh, as its files say.
+type hostileRun struct {
+	name           string
+	ok             bool
+	mbit           float64
+	aggregates     float64
+	malformed      float64
+	kinds          int
+	stalled        float64
+	rxErrors       float64
+	complete       bool
+	bulkInAnswered float64
+}
+
+func readHostile(run string) (hostileRun, error) {
+	h := hostileRun{name: filepath.Base(run)}
+	var err error
+	if h.ok, err = r2.VMOK(run); err != nil {
+		return h, err
+	}
+	var d struct {
+		Stats struct {
+			InTransfers float64 `json:"in_transfers"`
+			Stalled     float64 `json:"stalled"`
+		} `json:"stats"`
+		Model map[string]float64 `json:"model"`
+	}
+	if err := mdtab.ReadJSON(filepath.Join(run, "usbdev.json"), &d); err != nil {
+		return h, err
+	}
+	h.aggregates, h.stalled, h.bulkInAnswered = d.Model["aggregates_to_host"], d.Stats.Stalled, d.Stats.InTransfers
+	for k, v := range d.Model {
+		if strings.HasPrefix(k, "hostile_") && v > 0 {
+			h.malformed += v
+			h.kinds++
+		}
+	}
+	facts, err := readFacts(filepath.Join(run, "facts.txt"))
+	if err != nil {
+		return h, err
+	}
+	h.rxErrors = facts["after-receive.rx_errors"] - facts["before-receive.rx_errors"]
+	r, err := r2.FirstRun(run, "receive")
+	if err != nil {
+		return h, err
+	}
+	if r != nil {
+		h.complete, h.mbit = true, r.Metrics["receive_mbit"]
+	}
+	return h, nil
+}
+
+// readFacts reads the numeric key=value lines of a guest's facts.txt.
+func readFacts(path string) (map[string]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]float64{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		k, v, ok := strings.Cut(s.Text(), "=")
+		if n, err := strconv.ParseFloat(v, 64); ok && err == nil {
+			out[k] = n
+		}
+	}
+	return out, s.Err()
+}
+
+// hostileTable: one row per boot, in the order model, stock, ours.
+func hostileTable(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		mi, si, _ := strings.Cut(names[i], "-")
+		mj, sj, _ := strings.Cut(names[j], "-")
+		if mi != mj {
+			return mi < mj
+		}
+		return si > sj // stock before ours
+	})
+	var rows [][]string
+	for _, n := range names {
+		h, err := readHostile(filepath.Join(dir, n))
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", n, err)
+		}
+		verdict := "pass"
+		if !h.ok || !h.complete {
+			verdict = "FAIL"
+		}
+		rows = append(rows, []string{n, verdict, r2.F(h.aggregates, 0), r2.F(h.malformed, 0), strconv.Itoa(h.kinds),
+			r2.F(h.stalled, 0), r2.F(h.rxErrors, 0), r2.F(h.mbit, 1)})
+	}
+	return mdtab.Table([]string{"boot", "console clean + bench complete", "aggregates sent", "malformed sent",
+		"kinds", "stalled answers", "guest rx_errors", "receive Mbit/s"}, rows), nil
+}
