@@ -211,4 +211,8 @@ func TestNCMDataPath(t *testing.T) {
 			t.Errorf("frame %d to the link: %d bytes", i, len(f))
 		}
 	}
+	// one request at a time was waiting at each answer: the sum is the count
+	if st := h.s.Stats(); st.InRequestMax != 32768 || st.InWaitingSum != st.InTransfers || st.InWaitingMax != 1 {
+		t.Errorf("requests waiting: sum %d over %d answers, max %d; largest request %d", st.InWaitingSum, st.InTransfers, st.InWaitingMax, st.InRequestMax)
+	}
 }

@@ -179,14 +179,18 @@ func writeResult(path string, r *Result, m Model) {
 	}
 }
 
+// add and sub sum the counts of sessions (sub: b taken out of a); the
+// maxima are kept, not summed.
 func add(a, b Stats) Stats {
 	return Stats{a.InTransfers + b.InTransfers, a.InBytes + b.InBytes, a.OutTransfers + b.OutTransfers,
 		a.OutBytes + b.OutBytes, a.Cancelled + b.Cancelled, a.Stalled + b.Stalled, a.Replugs + b.Replugs,
-		a.Controls + b.Controls, a.Interrupts + b.Interrupts}
+		a.Controls + b.Controls, a.Interrupts + b.Interrupts, a.InWaitingSum + b.InWaitingSum,
+		max(a.InWaitingMax, b.InWaitingMax), max(a.InRequestMax, b.InRequestMax)}
 }
 
 func sub(a, b Stats) Stats {
 	return Stats{a.InTransfers - b.InTransfers, a.InBytes - b.InBytes, a.OutTransfers - b.OutTransfers,
 		a.OutBytes - b.OutBytes, a.Cancelled - b.Cancelled, a.Stalled - b.Stalled, a.Replugs - b.Replugs,
-		a.Controls - b.Controls, a.Interrupts - b.Interrupts}
+		a.Controls - b.Controls, a.Interrupts - b.Interrupts, a.InWaitingSum - b.InWaitingSum,
+		a.InWaitingMax, a.InRequestMax}
 }

@@ -57,6 +57,14 @@ type Stats struct {
 	Replugs      uint64 `json:"replugs"`
 	Controls     uint64 `json:"controls"`
 	Interrupts   uint64 `json:"interrupts"`
+	// InWaitingSum adds up, at each bulk IN answer, how many IN requests
+	// the host had waiting (the one answered included): divided by
+	// InTransfers, how many URBs the guest's driver keeps in flight
+	// on average; InWaitingMax is the most; InRequestMax the largest
+	// request (the driver's URB size).
+	InWaitingSum uint64 `json:"in_waiting_sum"`
+	InWaitingMax uint64 `json:"in_waiting_max"`
+	InRequestMax uint64 `json:"in_request_max"`
 }
 
 // NewSession prepares a session; Serve runs it.
@@ -288,6 +296,7 @@ func (s *Session) bulk(m *usbredir.Msg) error {
 	}
 	s.mu.Lock()
 	s.inQ[b.Endpoint] = append(s.inQ[b.Endpoint], inReq{id: m.ID, length: b.Length})
+	s.stats.InRequestMax = max(s.stats.InRequestMax, uint64(b.Length))
 	s.mu.Unlock()
 	s.cond.Broadcast()
 	return nil

@@ -56,6 +56,7 @@ func (s *Session) inPump(ep uint8) {
 			continue
 		}
 		req := s.inQ[ep][0]
+		waiting := uint64(len(s.inQ[ep]))
 		s.inQ[ep] = s.inQ[ep][1:]
 		if status == usbredir.StatusStall {
 			s.carry[ep] = data // a stalled transfer moves nothing
@@ -64,6 +65,8 @@ func (s *Session) inPump(ep uint8) {
 		} else {
 			s.stats.InTransfers++
 			s.stats.InBytes += uint64(len(data))
+			s.stats.InWaitingSum += waiting
+			s.stats.InWaitingMax = max(s.stats.InWaitingMax, waiting)
 		}
 		s.mu.Unlock()
 		s.fail("bulk IN answer", s.c.SendBulk(req.id, ep, status, uint32(len(data)), data))
