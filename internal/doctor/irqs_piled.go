@@ -150,6 +150,11 @@ func piledFinding(in *Input, c int, list []irqUse, free []int) Finding {
 			"moving all but the busiest to idle CPUs lets them run in parallel.",
 		Fix: &Fix{Caveat: "irqbalance, if it runs, may move them again: stop it, or set IRQBALANCE_BANNED_CPULIST / --banirq for these IRQs."},
 	}
+	if big, why := bigCPUs(in.Snap, free); why != "" {
+		free = big
+		f.Why += " " + why
+		f.Evidence = append(f.Evidence, capacityEvidence(in.Snap)...)
+	}
 	devs := map[string]bool{}
 	for i, u := range list {
 		if !devs[u.dev] {

@@ -29,11 +29,12 @@ func init() {
 }
 
 // txQueued are the devices whose TX queueing the tx-no-bql and qdisc-fifo
-// rules judge: physical, up, not mac80211.
+// rules judge: physical, up, not mac80211, and not a DSA user port (whose
+// frames queue on its conduit: it is LLTX with noqueue by design).
 func txQueued(in *Input) []*inspect.Device {
 	var out []*inspect.Device
 	for _, d := range in.devices() {
-		if physical(d) && isUp(d) && !isMac80211(d) {
+		if physical(d) && isUp(d) && !isMac80211(d) && d.Datapath.RXPath.Class() != datapath.Borrowed {
 			out = append(out, d)
 		}
 	}
@@ -128,7 +129,11 @@ func txNoBQL(in *Input, d *inspect.Device) (*Finding, bool, uint64) {
 			} else {
 				f.Fix.Commands = append(f.Fix.Commands, "# usbnet gains BQL in Linux "+fact("usbnet-bql").Release+"; wirespeed's usbnet module (kernel/usbnet) adds it for "+ModuleKernelsText)
 			}
-			if d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
+			if phy, why := phyRate(d); !phy && d.Link.SpeedMbps != nil {
+				f.Fix.Commands = append(f.Fix.Commands, "# shaping needs the rate the link really has: "+why+"; measure it (wirespeed bench --peer PEER --iface "+d.Name+
+					" --direction send), then shape just below the measured rate: tc qdisc replace dev "+d.Name+" root cake bandwidth RATEmbit")
+				f.Unchecked = append(f.Unchecked, "the link's real rate: "+why)
+			} else if d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
 				rate := *d.Link.SpeedMbps * 95 / 100
 				a := Action{ID: "qdisc:" + d.Name, Kind: KindQdisc, Device: d.Name, Target: "root",
 					Value:   fmt.Sprintf("cake bandwidth %dmbit", rate),
