@@ -45,8 +45,11 @@ func bigCPUs(s *inspect.Snapshot, cpus []int) ([]int, string) {
 			big = append(big, c)
 		}
 	}
-	return big, fmt.Sprintf("The CPUs differ in capacity (cpu_capacity %d to %d): the mask takes the biggest, CPUs %s, where the same protocol work takes about %.1fx less time than on the smallest.",
-		low, top, cpumask.FormatList(big), float64(top)/float64(low))
+	// cpu_capacity is capacity-dmips-mhz times each CPU's top frequency,
+	// scaled to 1024 (drivers/base/arch_topology.c): a rating, not a
+	// measurement of packet work, so no speed-up is promised
+	return big, fmt.Sprintf("The CPUs differ in capacity (cpu_capacity %d to %d: the kernel rates the biggest %.1fx the smallest): the mask takes the biggest, CPUs %s.",
+		low, top, float64(top)/float64(low), cpumask.FormatList(big))
 }
 
 // capacityEvidence cites the capacities behind a big-core choice.

@@ -398,7 +398,7 @@ var (
 	ubuntuName = regexp.MustCompile(`^\d+\.\d+\.\d+-\d+-(generic|generic-64k|lowlatency|raspi)$`)
 	fedoraName = regexp.MustCompile(`\.fc(\d+)\.[a-z0-9_]+$`)
 	// Armbian's branches: 6.18.8-current-rockchip64, 7.1.2-edge-bcm2711.
-	armbianName = regexp.MustCompile(`^\d+\.\d+\.\d+-(current|edge|legacy|vendor)-[a-z0-9]+$`)
+	armbianName = regexp.MustCompile(`^\d+\.\d+\.\d+-(current|edge|bleedingedge|legacy|vendor)-[a-z0-9]+$`)
 )
 
 // distroOf says which distribution the snapshot's host runs, as far as its

@@ -28,7 +28,10 @@ func platformModule(s *inspect.Snapshot, d *inspect.Device, h hostDistro) (cmds 
 	case h.Distro == distroProxmox:
 		pf := platformFact("proxmox-kernel")
 		if fits {
-			return []string{"# Proxmox VE (" + pf.What + "): apt install proxmox-headers-" + k + " dkms",
+			// the headers' name depends on when the kernel was built
+			// (proxmox-kernel): try the new name, then the old
+			return []string{"# Proxmox VE (" + pf.What + "):",
+				"apt install dkms proxmox-headers-" + k + " || apt install dkms pve-headers-" + k,
 				"cp -r kernel/usbnet /usr/src/wirespeed-usbnet-" + ModuleVersion + " && dkms install wirespeed-usbnet/" + ModuleVersion,
 				fmt.Sprintf("modprobe -r %s usbnet && modprobe %s", d.Driver, d.Driver)}, "", true
 		}
@@ -99,10 +102,11 @@ func openWrtRPSFix(s *inspect.Snapshot, d *inspect.Device) *Fix {
 	fix := &Fix{Commands: []string{
 		"uci set network." + sec + ".packet_steering=1",
 		"uci commit network",
-		"/etc/init.d/network restart",
+		"/etc/init.d/packet_steering reload",
 	}, Caveat: "OpenWrt's packet steering (" + pf.Source + ") owns rps_cpus: " + pf.What + ". packet_steering is " + now +
-		" here, so a mask written to " + d.Name + "'s rps_cpus lasts only until the next network reload. With 1 it picks a CPU for " + d.Name +
-		"'s RPS other than its NAPI's; 2 spreads RPS over every CPU. The restart drops connections for a few seconds."}
+		" here, so a mask written to " + d.Name + "'s rps_cpus lasts only until the next network reload. With 1 it puts " + d.Name +
+		"'s RPS on one CPU, other than its NAPI thread's where NAPI is threaded (it does not look at the interrupt's CPU); 2 spreads RPS over every CPU. " +
+		"The reload rewrites the masks without restarting the network."}
 	if !ow.NetworkConfig {
 		fix.Caveat += " /etc/config/network was not in the snapshot: check that it has a globals section (uci show network.@globals[0])."
 	}
