@@ -171,6 +171,9 @@ func piledFinding(in *Input, c int, list []irqUse, free []int) Finding {
 	}
 	f.Fix.Commands = commands(f.Fix.Actions)
 	noteIRQBalance(in, &f)
+	if hostDistroOf(in.Snap).Distro == distroOpenWrt {
+		openWrtIRQNote(&f)
+	}
 	if len(f.Devices) > 0 {
 		f.Verify = verifyRX(f.Devices[0])
 	}

@@ -4,6 +4,7 @@ package doctor
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/cpumask"
 	"github.com/wirespeed/wirespeed/internal/inspect"
@@ -115,4 +116,24 @@ func openWrtRPSFix(s *inspect.Snapshot, d *inspect.Device) *Fix {
 			"'s RPS on one of CPUs " + cpumask.FormatList(big) + " (the biggest)."
 	}
 	return fix
+}
+
+// openWrtIRQNote: on OpenWrt an interrupt's affinity is kept by a line in
+// /etc/rc.local (run at the end of boot), not by tune persist (systemd
+// units) or Debian's irqbalance settings; irqbalance is a package there,
+// off until enabled, and the packet steering service moves no interrupt
+// (openwrt-irqbalance, openwrt-packet-steering).
+func openWrtIRQNote(f *Finding) {
+	ib := platformFact("openwrt-irqbalance")
+	var keep []string
+	for _, c := range f.Fix.Commands {
+		if !strings.HasPrefix(c, "#") {
+			keep = append(keep, c)
+		}
+	}
+	if len(keep) > 0 {
+		f.Fix.Commands = append(f.Fix.Commands, "# to keep it after a reboot, add to /etc/rc.local before its exit 0: "+strings.Join(keep, "; "))
+	}
+	f.Fix.Caveat = "On OpenWrt: " + ib.What + " (" + ib.Source + "). Where the irqbalance package is installed and enabled, list these IRQs as banirq in /etc/config/irqbalance. " +
+		"OpenWrt's packet steering sets rps_cpus and pins threaded NAPI, but moves no interrupt: it neither undoes nor replaces this."
 }
