@@ -126,6 +126,12 @@ var cellularDrivers = map[string]bool{"qmi_wwan": true, "cdc_mbim": true, "sierr
 // device reports one; a cellular modem reports none, and its USB speed
 // bounds what its radio can deliver (USB 2: LTE-class rates; USB 3: 5G).
 func usbnetImpact(d *inspect.Device) (Severity, int, []Evidence, string) {
+	if phy, why := phyRate(d); !phy && d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
+		// no made-up numbers: a speed the driver passes on from the
+		// device says nothing of the frames it will hand up
+		ev := []Evidence{snapEv(devField(d, "link.speed_mbps"), "%d (not a negotiated rate)", *d.Link.SpeedMbps)}
+		return Warn, 55, ev, "How many frames a second that is depends on the rate the link really has, not known here: " + why + "; --observe counts them."
+	}
 	if d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
 		r := *d.Link.SpeedMbps
 		ev := []Evidence{snapEv(devField(d, "link.speed_mbps"), "%d", r)}
