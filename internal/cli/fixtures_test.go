@@ -79,7 +79,7 @@ func TestFixtureScriptsWriteTheText(t *testing.T) {
 		t.Skip("needs python3")
 	}
 	out := t.TempDir()
-	for _, script := range []string{"mkfixtures.py", "mkdevices.py"} {
+	for _, script := range []string{"mkfixtures.py", "mkdevices.py", "mkplatforms.py"} {
 		cmd := exec.Command(py, script)
 		cmd.Dir = goldenFixtures
 		cmd.Env = append(os.Environ(), "WIRESPEED_FIXTURES_OUT="+out, "PYTHONDONTWRITEBYTECODE=1")

@@ -37,6 +37,12 @@ var known = []struct {
 	{"per-CPU backlog NAPIs (process_backlog: netif_rx and RPS queues)", Backlog, Unknown, ModeUnset},
 	{"no RX seen", Idle, Unknown, ModeUnset},
 	{"unclassified", Other, Unknown, ModeUnset},
+	{"bridge: in its ports' NAPI poll (no RX path of its own)", Borrowed, Unknown, ModeUnset},
+	{"DSA user port: gro_cells in the conduit's NAPI (per-CPU NAPI + GRO, no NAPI id)", Borrowed, Unknown, ModeUnset},
+	{"tap fed by vhost-net (the guest's GSO frames, in the vhost worker)", Injected, Unknown, ModeUnset},
+	{"tun fed by a userspace tunnel (coalesced GSO packets, in the writer's context)", Injected, Unknown, ModeUnset},
+	{"tun/tap fed by a process (netif_receive_skb in the writer's context)", Injected, Unknown, ModeUnset},
+	{"NAPI on the driver's internal netdev (not in napi-get)", NAPI, Unknown, ModeUnset},
 }
 
 func TestPathTexts(t *testing.T) {

@@ -38,10 +38,23 @@ const (
 	// Undetermined (inspect): could not tell; the text says what was
 	// missing (napi-get, a WiFi driver's hidden NAPIs).
 	Undetermined
+	// Borrowed (inspect): the device receives in another device's
+	// context and has no receive queue of its own to tune - a bridge in
+	// its ports' NAPI poll, a DSA user port in its conduit's (through
+	// gro_cells: per-CPU NAPIs with GRO but no NAPI id). RPS or threaded
+	// NAPI on it changes nothing; the knobs are the other device's.
+	Borrowed
+	// Injected (inspect): a tun/tap device whose packets a writer hands
+	// in (vhost-net's worker for a guest, a userspace tunnel through
+	// write()): delivered with netif_receive_skb() in the writer's
+	// context, not through the netif_rx backlog, and with IFF_VNET_HDR
+	// already as GSO super-packets. There is no NAPI to thread.
+	Injected
 )
 
 var className = [...]string{Unrecognised: "unrecognised", NAPI: "NAPI", NetifRx: "netif_rx", NoNAPI: "no NAPI",
-	Worker: "worker", Direct: "direct", Backlog: "backlog", Idle: "idle", Other: "other", Undetermined: "undetermined"}
+	Worker: "worker", Direct: "direct", Backlog: "backlog", Idle: "idle", Other: "other", Undetermined: "undetermined",
+	Borrowed: "borrowed", Injected: "injected"}
 
 // String names the class (for messages; the JSON carries Path's text).
 func (c Class) String() string {
@@ -86,6 +99,12 @@ const (
 	detailMT76USB
 	detailNoNAPIGet
 	detailWiFiHidden
+	detailBridge
+	detailDSA
+	detailVhost
+	detailTunnel
+	detailWriter
+	detailDummyNetdev
 )
 
 // The paths other than NAPI's.
@@ -106,6 +125,20 @@ var (
 	MT76UnseenPath = Path{class: Undetermined, detail: detailMT76USB}
 	// inspect: a WiFi driver whose NAPIs, if any, napi-get cannot list.
 	WiFiHiddenPath = Path{class: Undetermined, detail: detailWiFiHidden}
+	// inspect: a bridge, in its ports' receive path.
+	BridgePath = Path{class: Borrowed, detail: detailBridge}
+	// inspect: a DSA user port, in its conduit's NAPI through gro_cells.
+	DSAPath = Path{class: Borrowed, detail: detailDSA}
+	// inspect: a tap that vhost-net feeds (a VM's interface).
+	VhostTapPath = Path{class: Injected, detail: detailVhost}
+	// inspect: a tun with a virtio-net header: a userspace tunnel
+	// (wireguard-go, Tailscale) writing coalesced GSO packets.
+	TunnelTunPath = Path{class: Injected, detail: detailTunnel}
+	// inspect: a tun or tap written by a process, one packet a write.
+	WriterTunPath = Path{class: Injected, detail: detailWriter}
+	// inspect: a driver that polls its NAPI on an internal netdev that is
+	// never registered (alloc_netdev_dummy()), so napi-get cannot list it.
+	DummyNetdevNAPIPath = Path{class: NAPI, gro: Unknown, detail: detailDummyNetdev}
 	// observe's other classes.
 	DirectPath  = Path{class: Direct}
 	BacklogPath = Path{class: Backlog}
@@ -115,18 +148,24 @@ var (
 
 // fixedText is the text of every path but NAPI's, which is composed.
 var fixedText = map[Path]string{
-	NetifRxPath:    "netif_rx backlog (no NAPI, no GRO)",
-	LoopbackPath:   "netif_rx backlog (loopback)",
-	USBNetPath:     "netif_rx backlog (usbnet: no NAPI, no GRO)",
-	NoNAPIPath:     "no NAPI registered",
-	MT76WorkerPath: "mt76 usb-rx worker (no NAPI, no GRO)",
-	NoNAPIGetPath:  "unknown (napi-get unavailable)",
-	MT76UnseenPath: "unknown (mt76 USB: no RX kthread seen)",
-	WiFiHiddenPath: "unknown (WiFi driver: NAPI not visible)",
-	DirectPath:     "netif_receive_skb outside NAPI (no GRO)",
-	BacklogPath:    "per-CPU backlog NAPIs (process_backlog: netif_rx and RPS queues)",
-	IdlePath:       "no RX seen",
-	OtherPath:      "unclassified",
+	NetifRxPath:         "netif_rx backlog (no NAPI, no GRO)",
+	LoopbackPath:        "netif_rx backlog (loopback)",
+	USBNetPath:          "netif_rx backlog (usbnet: no NAPI, no GRO)",
+	NoNAPIPath:          "no NAPI registered",
+	MT76WorkerPath:      "mt76 usb-rx worker (no NAPI, no GRO)",
+	NoNAPIGetPath:       "unknown (napi-get unavailable)",
+	MT76UnseenPath:      "unknown (mt76 USB: no RX kthread seen)",
+	WiFiHiddenPath:      "unknown (WiFi driver: NAPI not visible)",
+	DirectPath:          "netif_receive_skb outside NAPI (no GRO)",
+	BridgePath:          "bridge: in its ports' NAPI poll (no RX path of its own)",
+	DSAPath:             "DSA user port: gro_cells in the conduit's NAPI (per-CPU NAPI + GRO, no NAPI id)",
+	VhostTapPath:        "tap fed by vhost-net (the guest's GSO frames, in the vhost worker)",
+	TunnelTunPath:       "tun fed by a userspace tunnel (coalesced GSO packets, in the writer's context)",
+	WriterTunPath:       "tun/tap fed by a process (netif_receive_skb in the writer's context)",
+	DummyNetdevNAPIPath: "NAPI on the driver's internal netdev (not in napi-get)",
+	BacklogPath:         "per-CPU backlog NAPIs (process_backlog: netif_rx and RPS queues)",
+	IdlePath:            "no RX seen",
+	OtherPath:           "unclassified",
 }
 
 // NAPIPath is a NAPI path: GRO on (Yes), off (No) or not known, polled in
@@ -195,6 +234,9 @@ func (p Path) String() string {
 	case Unrecognised:
 		return p.text
 	case NAPI:
+		if t, ok := fixedText[p]; ok {
+			return t // a NAPI of a known kind with a text of its own
+		}
 		s := "NAPI"
 		switch {
 		case p.gro == Yes:

@@ -19,6 +19,9 @@ import (
 func hostDistroOf(s *inspect.Snapshot) hostDistro {
 	k := s.Host.Kernel
 	o := s.Host.OS
+	if ow := s.Host.OpenWrt; ow != nil {
+		return hostDistro{Distro: distroOpenWrt, Release: ow.Release, Why: "from /etc/openwrt_release: OpenWrt " + ow.Release + " (" + ow.Target + ")"}
+	}
 	if o == nil {
 		return distroOf(k)
 	}
@@ -48,6 +51,12 @@ func hostDistroOf(s *inspect.Snapshot) hostDistro {
 		} else if o.ID == "debian" {
 			h.Why += ", and the kernel name " + k + " is Raspberry Pi OS's"
 		}
+	case o.ID == "openwrt":
+		h.Distro = distroOpenWrt
+	case o.ID == "debian" && pveName.MatchString(k):
+		// Proxmox VE's os-release says Debian; its kernels are its own
+		h.Distro = distroProxmox
+		h.Why += ", and the kernel name " + k + " is Proxmox VE's"
 	case (o.ID == "debian" || o.ID == "ubuntu") && armbianName.MatchString(k):
 		h.Distro, h.Release = distroArmbian, ""
 		h.Why += ", and the kernel name " + k + " is Armbian's"

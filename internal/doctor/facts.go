@@ -370,10 +370,12 @@ const (
 	distroUbuntu
 	distroFedora
 	distroArmbian
+	distroOpenWrt
+	distroProxmox
 )
 
 func (d distro) String() string {
-	return [...]string{"an unknown distribution", "Debian", "Raspberry Pi OS", "Ubuntu", "Fedora", "Armbian"}[d]
+	return [...]string{"an unknown distribution", "Debian", "Raspberry Pi OS", "Ubuntu", "Fedora", "Armbian", "OpenWrt", "Proxmox VE"}[d]
 }
 
 // hostDistro is what doctor knows of the host's distribution.
@@ -396,7 +398,7 @@ var (
 	ubuntuName = regexp.MustCompile(`^\d+\.\d+\.\d+-\d+-(generic|generic-64k|lowlatency|raspi)$`)
 	fedoraName = regexp.MustCompile(`\.fc(\d+)\.[a-z0-9_]+$`)
 	// Armbian's branches: 6.18.8-current-rockchip64, 7.1.2-edge-bcm2711.
-	armbianName = regexp.MustCompile(`^\d+\.\d+\.\d+-(current|edge|legacy|vendor)-[a-z0-9]+$`)
+	armbianName = regexp.MustCompile(`^\d+\.\d+\.\d+-(current|edge|bleedingedge|legacy|vendor)-[a-z0-9]+$`)
 )
 
 // distroOf says which distribution the snapshot's host runs, as far as its
@@ -406,6 +408,8 @@ func distroOf(kernel string) hostDistro {
 	switch {
 	case piOSName.MatchString(kernel):
 		h.Distro = distroPiOS
+	case pveName.MatchString(kernel):
+		h.Distro = distroProxmox
 	case debSuffix.MatchString(kernel):
 		h.Distro, h.Release = distroDebian, debSuffix.FindStringSubmatch(kernel)[1]
 	case strings.Contains(kernel, "+bpo-"):
@@ -571,7 +575,11 @@ func moduleNotes(k string, h hostDistro) []string {
 	case distroFedora:
 		return []string{"# Fedora: dnf install kernel-devel-" + k + " dkms; usbnet's source: kernel.org's release of the kernel's version (network needed)"}
 	case distroArmbian:
-		return []string{"# Armbian: install the headers with armbian-config (or apt install linux-headers-BRANCH-BOARD); usbnet's source: kernel.org's release of the kernel's version (network needed)"}
+		hdr := "linux-headers-BRANCH-FAMILY"
+		if b, fam, ok := armbianBranch(k); ok {
+			hdr = "linux-headers-" + b + "-" + fam
+		}
+		return []string{"# Armbian: apt install " + hdr + " (or armbian-config, Kernel headers); usbnet's source: kernel.org's release of the kernel's version (network needed)"}
 	}
 	return []string{"# usbnet's source: linux-source-X.Y if installed or in apt's archive, else kernel.org's release (network needed), or your own tree: KSRC=DIR dkms install ..."}
 }

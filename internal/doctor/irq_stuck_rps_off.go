@@ -163,6 +163,10 @@ func netRXEvidence(in *Input) []Evidence {
 // rpsFix spreads RX processing over cpus (all but the IRQ's CPU) on every
 // RX queue, and adds RFS where local sockets are the consumers.
 func rpsFix(s *inspect.Snapshot, d *inspect.Device, cpus []int, hot int) *Fix {
+	if s.Host.OpenWrt != nil {
+		return openWrtRPSFix(s, d)
+	}
+	cpus, bigWhy := bigCPUs(s, cpus)
 	mask := cpumask.FormatMask(cpus)
 	var acts []Action
 	var rpsIDs []string
@@ -174,6 +178,9 @@ func rpsFix(s *inspect.Snapshot, d *inspect.Device, cpus []int, hot int) *Fix {
 	fix := &Fix{
 		Caveat: fmt.Sprintf("The mask leaves out CPU%d, which takes the interrupt and runs the driver's RX work; "+
 			"RPS costs an inter-processor interrupt per batch, a good trade when that CPU is the bottleneck.", hot),
+	}
+	if bigWhy != "" {
+		fix.Caveat += " " + bigWhy
 	}
 	fwd, _ := sysctl(s, "net.ipv4.ip_forward")
 	entries, ok := sysctlInt(s, "net.core.rps_sock_flow_entries")

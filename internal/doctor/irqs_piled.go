@@ -150,6 +150,11 @@ func piledFinding(in *Input, c int, list []irqUse, free []int) Finding {
 			"moving all but the busiest to idle CPUs lets them run in parallel.",
 		Fix: &Fix{Caveat: "irqbalance, if it runs, may move them again: stop it, or set IRQBALANCE_BANNED_CPULIST / --banirq for these IRQs."},
 	}
+	if big, why := bigCPUs(in.Snap, free); why != "" {
+		free = big
+		f.Why += " " + why
+		f.Evidence = append(f.Evidence, capacityEvidence(in.Snap)...)
+	}
 	devs := map[string]bool{}
 	for i, u := range list {
 		if !devs[u.dev] {
@@ -166,6 +171,9 @@ func piledFinding(in *Input, c int, list []irqUse, free []int) Finding {
 	}
 	f.Fix.Commands = commands(f.Fix.Actions)
 	noteIRQBalance(in, &f)
+	if hostDistroOf(in.Snap).Distro == distroOpenWrt {
+		openWrtIRQNote(&f)
+	}
 	if len(f.Devices) > 0 {
 		f.Verify = verifyRX(f.Devices[0])
 	}

@@ -29,11 +29,12 @@ func init() {
 }
 
 // txQueued are the devices whose TX queueing the tx-no-bql and qdisc-fifo
-// rules judge: physical, up, not mac80211.
+// rules judge: physical, up, not mac80211, and not a DSA user port (whose
+// frames queue on its conduit: it is LLTX with noqueue by design).
 func txQueued(in *Input) []*inspect.Device {
 	var out []*inspect.Device
 	for _, d := range in.devices() {
-		if physical(d) && isUp(d) && !isMac80211(d) {
+		if physical(d) && isUp(d) && !isMac80211(d) && d.Datapath.RXPath.Class() != datapath.Borrowed {
 			out = append(out, d)
 		}
 	}
@@ -113,22 +114,32 @@ func txNoBQL(in *Input, d *inspect.Device) (*Finding, bool, uint64) {
 			}
 			bytes := urbs * (mtu + 18)
 			f.Evidence = append(f.Evidence, snapEv(devField(d, "usb.speed_mbps"), "%s (usbnet queues %d frames at this speed)", d.USB.SpeedMbps, urbs))
+			phy, why := phyRate(d)
 			if d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
-				ms := float64(bytes) * 8 / float64(*d.Link.SpeedMbps) / 1000
 				f.Evidence = append(f.Evidence, snapEv(devField(d, "link.speed_mbps"), "%d", *d.Link.SpeedMbps))
+			}
+			if phy {
+				// a rate a PHY negotiated: the queue drains at it
+				ms := float64(bytes) * 8 / float64(*d.Link.SpeedMbps) / 1000
 				f.Title = fmt.Sprintf("%s: usbnet without BQL queues ~%d KB, ~%.1f ms at %d Mbit/s, below any qdisc", d.Name, bytes/1000, ms, *d.Link.SpeedMbps)
 				if ms >= 2 {
 					f.Severity, f.Impact = Warn, 40+min(30, int(ms))
 				}
 			} else {
-				f.Unchecked = append(f.Unchecked, "the link speed (unknown), so how many ms the queue holds")
+				// no made-up numbers: without a rate the host negotiated
+				// or measured, the queue's time is not known
+				f.Title = fmt.Sprintf("%s: usbnet without BQL queues ~%d KB below any qdisc", d.Name, bytes/1000)
+				f.Unchecked = append(f.Unchecked, "how many ms the queue holds: that needs the link's rate, and "+why)
 			}
 			if ModuleKernels.MatchString(in.Snap.Host.Kernel) {
 				f.Fix.Commands = append(f.Fix.Commands, "# wirespeed's usbnet module adds BQL (kernel/usbnet; "+seeFinding("usbnet-no-gro", d.Name, " for the install", "its README says how to install it")+")")
 			} else {
 				f.Fix.Commands = append(f.Fix.Commands, "# usbnet gains BQL in Linux "+fact("usbnet-bql").Release+"; wirespeed's usbnet module (kernel/usbnet) adds it for "+ModuleKernelsText)
 			}
-			if d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
+			if !phy && d.Link.SpeedMbps != nil {
+				f.Fix.Commands = append(f.Fix.Commands, "# shaping needs the rate the link really has: "+why+"; measure it (wirespeed bench --peer PEER --iface "+d.Name+
+					" --direction send), then shape just below the measured rate: tc qdisc replace dev "+d.Name+" root cake bandwidth RATEmbit")
+			} else if d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
 				rate := *d.Link.SpeedMbps * 95 / 100
 				a := Action{ID: "qdisc:" + d.Name, Kind: KindQdisc, Device: d.Name, Target: "root",
 					Value:   fmt.Sprintf("cake bandwidth %dmbit", rate),

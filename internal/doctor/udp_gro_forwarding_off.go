@@ -70,11 +70,13 @@ func checkUDPGROForwardingOff(in *Input) ([]Finding, []Skipped) {
 			}
 			f := Finding{
 				ID: "udp-gro-forwarding-off", Severity: Warn, Impact: 40, Devices: []string{d.Name},
-				Title:    fmt.Sprintf("%s forwards UDP tunnel traffic (%s) without rx-udp-gro-forwarding", d.Name, strings.Join(tunnels, ", ")),
+				Title:    fmt.Sprintf("%s: a forwarding host with tunnels (%s) and rx-udp-gro-forwarding off", d.Name, strings.Join(tunnels, ", ")),
 				Evidence: ev,
-				Why: "on a forwarding host GRO leaves UDP alone unless rx-udp-gro-forwarding is on; with it, tunnel packets of a flow are merged and forwarded " +
-					"as one (segmented again on the way out), saving per-packet routing cost. The setting Tailscale gives its exit nodes and subnet routers " +
-					"(rx-udp-gro-forwarding on, rx-gro-list off; " + gf.Source + ").",
+				Why: "on a forwarding host GRO leaves UDP alone unless rx-udp-gro-forwarding is on; with it, the datagrams of a UDP flow this host forwards are merged " +
+					"and forwarded as one (segmented again on the way out), saving per-packet routing cost. It matters for the UDP " + d.Name + " forwards: another " +
+					"tunnel's datagrams passing through, and the UDP flows (QUIC, DNS, games) routed between " + strings.Join(tunnels, ", ") + " and the network. " +
+					"It does nothing for these tunnels' own datagrams, which end in this host's socket (the kernel's or the tunnel daemon's) and are not forwarded. " +
+					"The setting Tailscale gives its exit nodes and subnet routers (rx-udp-gro-forwarding on, rx-gro-list off; " + gf.Source + ").",
 				Fix: &Fix{Commands: []string{cmd}, Actions: acts,
 					Caveat: "helps traffic forwarded through this host, not traffic it terminates; " + gf.Note + " (wirespeed tune persist keeps it)."},
 				Verify: verifyRX(d.Name),

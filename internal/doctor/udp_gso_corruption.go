@@ -56,8 +56,8 @@ func checkUDPGSO(in *Input) ([]Finding, []Skipped) {
 	h := hostDistroOf(in.Snap)
 	var out []Finding
 	for _, d := range in.devices() {
-		if !physical(d) || !isUp(d) {
-			continue
+		if !physical(d) && !udpTunnelDrivers[d.Driver] || !isUp(d) {
+			continue // the senders that segment UDP: NICs with USO, tunnel devices with software UDP segmentation
 		}
 		on, fixedFeature := offload(d, "uso") // tx-udp-segmentation
 		if on == nil || !*on || fixedFeature {
@@ -73,7 +73,8 @@ func checkUDPGSO(in *Input) ([]Finding, []Skipped) {
 				snapEv("devices[*].driver", "UDP tunnel devices: %s", strings.Join(tunnels, ", ")),
 			},
 			Why: "the kernel's " + bug.What + ": introduced by " + bug.Commit + " (Linux " + bug.Release + "), fixed by " + fix.Commit +
-				" (Linux " + fix.Release + ", stable " + fix.StableRanges() + "). Tunnels batch their UDP with GSO, so this host sends exactly what gets corrupted.",
+				" (Linux " + fix.Release + ", stable " + fix.StableRanges() + "). Every sender that segments UDP in GSO batches is concerned, not only a NIC's USO: " +
+				"tunnels batch their UDP with GSO, and a tunnel device such as WireGuard's carries software UDP segmentation (tx-udp-segmentation on), so this host sends exactly what gets corrupted.",
 			Fix: &Fix{Commands: []string{"# until the upgrade, segment UDP in software on " + d.Name + ":", a.Command}, Actions: []Action{a},
 				Caveat: "software segmentation costs CPU per datagram; turn it back on (ethtool -K " + d.Name + " tx-udp-segmentation on) once the kernel has the fix."},
 			Verify: "wirespeed bench --peer PEER --iface " + d.Name + " --direction send through the tunnel before and after: the loss (iperf3 -u) falls to the link's",

@@ -76,13 +76,16 @@ func usbnetFix(s *inspect.Snapshot, d *inspect.Device) *Fix {
 	fix := &Fix{}
 	k := s.Host.Kernel
 	h := hostDistroOf(s)
-	if ModuleKernels.MatchString(k) {
+	cmds, caveat, platform := platformModule(s, d, h)
+	if platform {
+		fix.Commands = append(fix.Commands, cmds...)
+	} else if ModuleKernels.MatchString(k) {
 		on := ""
 		if h.Distro != distroUnknown {
 			on = " on " + h.label()
 		}
 		fix.Commands = append(fix.Commands,
-			"# kernel "+k+" matches wirespeed's usbnet module (NAPI + GRO for usbnet RX, plus BQL)"+on+":")
+			"# kernel "+k+" matches wirespeed's usbnet module ("+moduleAdds(k)+")"+on+":")
 		fix.Commands = append(fix.Commands, moduleNotes(k, h)...)
 		fix.Commands = append(fix.Commands,
 			"cp -r kernel/usbnet /usr/src/wirespeed-usbnet-"+ModuleVersion+" && dkms install wirespeed-usbnet/"+ModuleVersion,
@@ -94,12 +97,18 @@ func usbnetFix(s *inspect.Snapshot, d *inspect.Device) *Fix {
 		fix.Commands = append(fix.Commands, moduleRefusal(k, h, s.Host.Arch)...)
 	}
 	cpus, known := rpsCPUs(d)
-	if known && len(cpus) == 0 && len(onlineCPUs(s)) > 1 {
+	if known && len(cpus) == 0 && len(onlineCPUs(s)) > 1 && s.Host.OpenWrt != nil {
+		fix.Commands = append(fix.Commands, "# today, on any kernel: spread protocol processing with OpenWrt's packet steering ("+
+			seeFinding("irq-stuck-rps-off", d.Name, "", "uci set network.@globals[0].packet_steering=1")+")")
+	} else if known && len(cpus) == 0 && len(onlineCPUs(s)) > 1 {
 		fix.Commands = append(fix.Commands,
 			"# today, on any kernel: spread protocol processing with RPS ("+seeFinding("irq-stuck-rps-off", d.Name, " for the mask",
 				"write a mask of every CPU but the one that takes the USB host controller's interrupt to /sys/class/net/"+d.Name+"/queues/rx-*/rps_cpus")+")")
 	}
 	fix.Caveat = "The module replaces usbnet and every minidriver on it (struct usbnet changes); `dkms remove wirespeed-usbnet/" + ModuleVersion + " --all` goes back to the stock modules."
+	if caveat != "" {
+		fix.Caveat = caveat
+	}
 	if ModuleKernels.MatchString(k) && piKernel(k) {
 		fix.Caveat += " Raspberry Pi kernels are built from the Raspberry Pi tree, whose drivers/net/usb carries a few changes of its own (smsc95xx's extra parameters, say); the module is built from upstream's usbnet (Debian's linux-source or kernel.org's release), which lacks them; to keep them, build with that tree: KSRC=DIR dkms install ..."
 	}
@@ -117,6 +126,12 @@ var cellularDrivers = map[string]bool{"qmi_wwan": true, "cdc_mbim": true, "sierr
 // device reports one; a cellular modem reports none, and its USB speed
 // bounds what its radio can deliver (USB 2: LTE-class rates; USB 3: 5G).
 func usbnetImpact(d *inspect.Device) (Severity, int, []Evidence, string) {
+	if phy, why := phyRate(d); !phy && d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
+		// no made-up numbers: a speed the driver passes on from the
+		// device says nothing of the frames it will hand up
+		ev := []Evidence{snapEv(devField(d, "link.speed_mbps"), "%d (not a negotiated rate)", *d.Link.SpeedMbps)}
+		return Warn, 55, ev, "How many frames a second that is depends on the rate the link really has, not known here: " + why + "; --observe counts them."
+	}
 	if d.Link.SpeedMbps != nil && *d.Link.SpeedMbps > 0 {
 		r := *d.Link.SpeedMbps
 		ev := []Evidence{snapEv(devField(d, "link.speed_mbps"), "%d", r)}
@@ -149,4 +164,13 @@ func usbnetBHName(k string) string {
 		return "tasklet (softirq; BH work from Linux " + f.Release + ")"
 	}
 	return "bottom half (a tasklet before Linux " + f.Release + ", BH work since; softirq either way)"
+}
+
+// moduleAdds says what the module adds on kernel k: BQL only where the
+// kernel's own usbnet lacks it.
+func moduleAdds(k string) string {
+	if Has(k, "usbnet-bql") == datapath.Yes {
+		return "NAPI + GRO for usbnet RX; BQL is in this kernel's usbnet already (Linux " + fact("usbnet-bql").Release + "+)"
+	}
+	return "NAPI + GRO for usbnet RX, plus BQL"
 }

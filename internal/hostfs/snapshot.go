@@ -27,9 +27,14 @@ import (
 //	errors.json   {"/sys/.../xps_cpus": "ENOENT"}: reads that failed
 //	answers.json  netlink answers and probe results, owned by the caller
 //	root/...      the recorded sys/ and proc/ tree: files, dirs, symlinks
+//
+// Version 2 adds what doctor's platform rules read: cpuN/cpu_capacity,
+// OpenWrt's /etc/openwrt_release and /etc/config/network, and the running
+// services that own knobs (answers.json "services"). Version 1 snapshots
+// are read as they are: those facts are absent, not empty.
 const (
 	SnapshotFormat  = "wirespeed-snapshot"
-	SnapshotVersion = 1
+	SnapshotVersion = 2
 	maxEntryBytes   = 16 << 20
 	maxEntries      = 500000
 	maxTotalBytes   = 512 << 20

@@ -45,6 +45,9 @@ type Answers struct {
 	// IRQBalance is "running" or "not running" (a process named
 	// irqbalance); empty in snapshots taken before it was asked.
 	IRQBalance string `json:"irqbalance,omitempty"`
+	// Services are the knob owners (platform.go) that run; nil in
+	// snapshots taken before inspect asked (format version 1).
+	Services []string `json:"services"`
 
 	live bool
 	fs   *hostfs.FS
@@ -74,6 +77,7 @@ func LiveAnswers(f *hostfs.FS) *Answers {
 		fs:             f,
 	}
 	a.IRQBalance = "not running"
+	a.Services = liveServices(f)
 	if procRunning(f, "irqbalance") {
 		a.IRQBalance = "running"
 	}

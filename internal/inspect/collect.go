@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/hostfs"
 	"github.com/wirespeed/wirespeed/internal/procfs"
 	"golang.org/x/sys/unix"
@@ -222,6 +223,12 @@ func (c *collector) device(name string) Device {
 	d.Stats = c.stats(base)
 	c.wireless(&d)
 	d.Datapath = c.datapath(&d)
+	if d.Datapath.RXPath.Class() == datapath.Borrowed && len(d.IRQs) > 0 {
+		// found up the device path (a DSA switch sits below its conduit's
+		// Ethernet controller): the interrupts are the conduit's
+		d.Notes = append(d.Notes, fmt.Sprintf("%d interrupt(s) found up the device path belong to %s, in whose NAPI this device receives: not listed here", len(d.IRQs), orNone(d.Datapath.RXVia)))
+		d.IRQs = []IRQ{}
+	}
 	return d
 }
 

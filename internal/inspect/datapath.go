@@ -69,6 +69,8 @@ func (c *collector) datapath(d *Device) Datapath {
 		// WiFi drivers poll their NAPIs on an internal netdev napi-get
 		// cannot list, or have none: see wireless.go.
 		wirelessDatapath(d, &dp, gro, mode, c.kernel)
+	case c.otherContext(d, &dp, gro):
+		// receives in another device's or a writer's context: othercontext.go
 	case len(d.NAPIs) > 0:
 		dp.OwnNAPI = Tri{datapath.Yes, fmt.Sprintf("%d NAPI instance(s) in napi-get", len(d.NAPIs))}
 		dp.RXPath = napi

@@ -21,6 +21,8 @@ func (c *collector) host(devs []string) Host {
 	h.Kernel, _ = c.str("/proc/sys/kernel/osrelease")
 	h.Arch, _ = c.str("/proc/sys/kernel/arch")
 	h.OS = c.osRelease()
+	h.OpenWrt = c.openWrt()
+	h.Services = c.services()
 	h.Features = c.features(devs, h.Kernel)
 	switch c.a.IRQBalance {
 	case "running":
@@ -150,7 +152,7 @@ func (c *collector) cpus() CPUs {
 	out.Count = len(list)
 	for _, n := range list {
 		base := fmt.Sprintf("/sys/devices/system/cpu/cpu%d/cpufreq", n)
-		cpu := CPU{CPU: n}
+		cpu := CPU{CPU: n, Capacity: c.cpuCapacity(n)}
 		if c.fs.IsDir(base) {
 			cpu.HasCpufreq = true
 			cpu.Governor, _ = c.str(base + "/scaling_governor")

@@ -89,3 +89,27 @@ func TestKernelAtLeast(t *testing.T) {
 		}
 	}
 }
+
+// Snapshot format 2 carries cpu_capacity, OpenWrt's files and the
+// knob-owning services; a format 1 snapshot still reads, with those facts
+// absent (nil), not empty.
+func TestSnapshotV2FactsAndV1Read(t *testing.T) {
+	old := fromFixture(t, "rpi4-ax88179")
+	if old.Host.Services != nil || old.Host.OpenWrt != nil || old.Host.CPUs.PerCPU[0].Capacity != nil {
+		t.Errorf("a version 1 snapshot grew facts it does not hold: %+v %+v", old.Host.Services, old.Host.OpenWrt)
+	}
+	ow := fromFixture(t, "openwrt-mt7621-dsa")
+	if o := ow.Host.OpenWrt; o == nil || o.Release != "24.10.4" || o.Target != "ramips/mt7621" || o.Globals != "globals" || o.PacketSteering != "0" {
+		t.Errorf("OpenWrt facts: %+v", ow.Host.OpenWrt)
+	}
+	if len(ow.Host.Services) != 1 || ow.Host.Services[0].Name != "netifd" {
+		t.Errorf("services: %+v", ow.Host.Services)
+	}
+	rk := fromFixture(t, "rk3588-armbian-vendor")
+	if c := rk.Host.CPUs.PerCPU; len(c) != 8 || c[0].Capacity == nil || *c[0].Capacity != 397 || *c[7].Capacity != 1024 {
+		t.Errorf("cpu_capacity not read: %+v", c)
+	}
+	if rk.Host.Services == nil || len(rk.Host.Services) != 0 {
+		t.Errorf("a version 2 snapshot with no service running: want [], got %v", rk.Host.Services)
+	}
+}

@@ -75,8 +75,9 @@ func (c *collector) irqs(d *Device) []IRQ {
 	if len(list) == 0 && d.DevicePath != "" && c.interrupts != nil {
 		// A device-tree (platform) device has no irq file in sysfs: its
 		// handler carries its device name (the Pi 3's DWC2:
-		// "3f980000.usb, dwc2_hsotg:usb1").
-		for dir := path.Dir(d.DevicePath); strings.HasPrefix(dir, "/sys/devices/") && len(list) == 0; dir = path.Dir(dir) {
+		// "3f980000.usb, dwc2_hsotg:usb1"; MT7621's frame engine
+		// "1e100000.ethernet" - the device itself, not only its parents).
+		for dir := d.DevicePath; strings.HasPrefix(dir, "/sys/devices/") && len(list) == 0; dir = path.Dir(dir) {
 			name := path.Base(dir)
 			for _, l := range c.interrupts.Lines {
 				for _, a := range l.Actions {

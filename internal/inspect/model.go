@@ -60,8 +60,13 @@ type Host struct {
 	// IRQBalance: does irqbalance run (it moves IRQs that tuning placed)?
 	IRQBalance Tri `json:"irqbalance"`
 	// OS is the distribution (os-release); nil in older snapshots.
-	OS    *OS      `json:"os,omitempty"`
-	Notes []string `json:"notes,omitempty"`
+	OS *OS `json:"os,omitempty"`
+	// OpenWrt is set on OpenWrt (/etc/openwrt_release), platform.go.
+	OpenWrt *OpenWrt `json:"openwrt,omitempty"`
+	// Services are the running services that own knobs doctor's fixes
+	// turn; nil in snapshots taken before inspect asked.
+	Services []Service `json:"services,omitempty"`
+	Notes    []string  `json:"notes,omitempty"`
 }
 
 // Features lists which datapath features this kernel has.
@@ -98,6 +103,9 @@ type CPU struct {
 	// and EPPAvailable the values it accepts.
 	EPP          string   `json:"epp,omitempty"`
 	EPPAvailable []string `json:"epp_available,omitempty"`
+	// Capacity is cpu_capacity (1024 for the biggest CPUs); nil where the
+	// kernel has none (all CPUs alike) or in older snapshots.
+	Capacity *int `json:"capacity,omitempty"`
 }
 
 // Sysctl is one net.core setting.
@@ -169,6 +177,9 @@ type Datapath struct {
 	// RXPath is the path's class (JSON: its text, see docs).
 	RXPath     datapath.Path `json:"rx_path"`
 	RXPathNote string        `json:"rx_path_note"` // why
+	// RXVia names the devices in whose NAPI this one receives: a bridge's
+	// ports, a DSA user port's conduit (othercontext.go).
+	RXVia []string `json:"rx_via,omitempty"`
 }
 
 // Link is the device's link-level state.

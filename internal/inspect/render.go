@@ -93,7 +93,9 @@ func (p *printer) host(h *Host) {
 	if c := cpufreqChoicesSummary(h.CPUs); c != "" {
 		p.kv("", "%s", c)
 	}
+	p.capacity(h.CPUs)
 	p.kv("irqbalance", "%s", yesNo(h.IRQBalance))
+	p.services(h.Services)
 	if o := h.OS; o != nil {
 		name := o.PrettyName
 		if name == "" {
@@ -104,6 +106,7 @@ func (p *printer) host(h *Host) {
 		}
 		p.kv("os", "%s", name)
 	}
+	p.openWrt(h.OpenWrt)
 	var sc []string
 	for _, s := range h.Sysctls {
 		v := s.Value

@@ -54,11 +54,11 @@ class Tree:
     def dir(self, p):
         self._parents(p + "/x")
 
-    def write(self, name, meta, answers):
+    def write(self, name, meta, answers, version=1):
         """Write NAME.txt, the snapshot's text form (snaptext/snaptext.go
         says the form; this writes what its Encode writes for the same
         entries). build() makes the .tar.gz from it."""
-        meta = dict(meta, format="wirespeed-snapshot", version=1)
+        meta = dict(meta, format="wirespeed-snapshot", version=version)
         entries = [("file", "meta.json", json.dumps(meta, indent=2)),
                    ("file", "errors.json", json.dumps(self.errors, indent=2, sort_keys=True)),
                    ("file", "answers.json", json.dumps(answers, indent=2, sort_keys=True))]
