@@ -83,7 +83,7 @@ type AX88179 struct {
 
 type axCounters struct {
 	controls, unknownControls, tsoFrames, tsoSegments, txCsum, rxCsumGood, rxCsumBad,
-	rxFiltered, rxStopped, intrs atomic.Uint64
+	rxFiltered, rxStopped, intrs, statusRepeats atomic.Uint64
 }
 
 // NewAX88179 is an AX88179 on link, paced to mbit (0: as fast as the
@@ -93,6 +93,7 @@ func NewAX88179(l Link, mbit int, mac [6]byte, f *Faults) *AX88179 {
 		rx: make(chan []byte, 1024), inPace: newPacer(mbit), outPace: newPacer(mbit)}
 	a.Reset()
 	go a.readLink()
+	go a.statusLoop()
 	return a
 }
 
@@ -257,14 +258,8 @@ func (a *AX88179) setLink(up bool) {
 		return
 	}
 	a.linkUp = up
-	msg := make([]byte, 8)
-	if up {
-		le.PutUint32(msg, axIntLink)
-	}
-	select {
-	case a.intr <- Interrupt{Endpoint: axEPIntr, Data: msg}:
+	if a.sendStatus(up) {
 		a.ax.intrs.Add(1)
-	default:
 	}
 }
 
@@ -278,7 +273,8 @@ func (a *AX88179) Counters() map[string]uint64 {
 		"vendor_requests_stalled": &a.ax.unknownControls, "tso_frames_from_host": &a.ax.tsoFrames,
 		"tso_segments": &a.ax.tsoSegments, "tx_checksums_filled": &a.ax.txCsum,
 		"rx_checksum_good": &a.ax.rxCsumGood, "rx_checksum_bad": &a.ax.rxCsumBad,
-		"rx_filtered": &a.ax.rxFiltered, "rx_dropped_stopped": &a.ax.rxStopped, "link_interrupts": &a.ax.intrs} {
+		"rx_filtered": &a.ax.rxFiltered, "rx_dropped_stopped": &a.ax.rxStopped, "link_interrupts": &a.ax.intrs,
+		"status_repeats": &a.ax.statusRepeats} {
 		m[k] = v.Load()
 	}
 	return m
