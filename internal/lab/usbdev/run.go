@@ -17,7 +17,7 @@ import (
 )
 
 // Models are the device models, by name.
-var Models = []string{"ncm", "mbim"}
+var Models = []string{"ncm", "mbim", "ax88179"}
 
 // Options are a device process's settings.
 type Options struct {
@@ -62,6 +62,8 @@ func NewModel(o Options, l Link) (Model, error) {
 		return NewNCM(l, o.Mbit, o.MAC, o.Faults), nil
 	case "mbim":
 		return NewMBIM(l, o.Mbit, o.MAC, o.Faults), nil
+	case "ax88179":
+		return NewAX88179(l, o.Mbit, o.MAC, o.Faults), nil
 	}
 	return nil, fmt.Errorf("unknown device model %q; give one of %v", o.Model, Models)
 }
