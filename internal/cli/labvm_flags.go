@@ -46,7 +46,7 @@ func addLabVMFlags(fs *flag.FlagSet) *labVMFlags {
 		return nil
 	})
 	f.exe = fs.String("exec", "", "boot scenario: shell command to run in the guest")
-	f.tests = fs.String("tests", "", "selftests: comma list of tools/testing/selftests/drivers/net tests to run (default "+strings.Join(vm.SelftestNames, ",")+")")
+	f.tests = fs.String("tests", "", "selftests: comma list of tools/testing/selftests/drivers/net tests to run (default all of: "+strings.Join(vm.SelftestNames, ", ")+")")
 	f.wsBin = fs.String("wirespeed", "", "static wirespeed binary for the guest (default: this one)")
 	f.cache = fs.String("cache", vm.DefaultCacheDir(), "cache for kernels and initramfs images")
 	f.timeout = fs.String("timeout", "0", "hard limit for the guest (0: estimated from the scenario)")
