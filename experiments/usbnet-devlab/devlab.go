@@ -50,6 +50,17 @@ func tables(dir string) (map[string]string, error) {
 		}
 		out[id] = t
 	}
+	for id, d := range stressRuns {
+		d = filepath.Join(dir, "data", d)
+		if _, err := os.Stat(d); err != nil {
+			continue
+		}
+		t, err := stressTable(d)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = t
+	}
 	return out, nil
 }
 

@@ -97,14 +97,7 @@ func hostileTable(dir string) (string, error) {
 			names = append(names, e.Name())
 		}
 	}
-	sort.Slice(names, func(i, j int) bool {
-		mi, si, _ := strings.Cut(names[i], "-")
-		mj, sj, _ := strings.Cut(names[j], "-")
-		if mi != mj {
-			return mi < mj
-		}
-		return si > sj // stock before ours
-	})
+	sort.Slice(names, func(i, j int) bool { return stockFirst(names[i], names[j]) })
 	var rows [][]string
 	for _, n := range names {
 		h, err := readHostile(filepath.Join(dir, n))
@@ -120,4 +113,14 @@ func hostileTable(dir string) (string, error) {
 	}
 	return mdtab.Table([]string{"boot", "console clean + bench complete", "aggregates sent", "malformed sent",
 		"kinds", "stalled answers", "guest rx_errors", "receive Mbit/s"}, rows), nil
+}
+
+// stockFirst orders MODEL-SIDE names by model, stock before ours.
+func stockFirst(a, b string) bool {
+	ma, sa, _ := strings.Cut(a, "-")
+	mb, sb, _ := strings.Cut(b, "-")
+	if ma != mb {
+		return ma < mb
+	}
+	return sa > sb
 }

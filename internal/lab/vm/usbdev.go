@@ -92,7 +92,7 @@ func init() {
 	scenarios["usbdev-stress"] = &Scenario{
 		Name: "usbdev-stress",
 		Summary: "the usbdev adapter unplugged and plugged in by the device process at moments of its own (--replug-every, " +
-			"default 4s) under iperf3 both ways, with link flaps, MTU changes and driver reloads, until --cycles plug-ins",
+			"default 4s) under iperf3 both ways, with link flaps, MTU changes and driver reloads, until --cycles new devices (unplugs and reloads)",
 		Modules: scenarios["usbdev"].Modules,
 		Script:  devStressScript,
 		USBDev:  true,

@@ -6,8 +6,9 @@
 # whatever is in flight; the guest meanwhile configures each new @DRIVER@
 # device, runs iperf3 both ways against @HOST@ and takes a disruption of its
 # own in turn (link flap, MTU change, driver reload), until it has seen @N@
-# plug-ins. Then the link must carry a ping again. The console guards catch
-# any WARNING, BUG, KASAN report, Oops or lockup.
+# new network devices of the driver (an unplug or a reload makes one).
+# Then the link must carry a ping again. The console guards catch any
+# WARNING, BUG, KASAN report, Oops or lockup.
 
 ws stage usbdev-stress
 say() { echo "<4>usbdev-stress: $*" > /dev/kmsg; echo "usbdev-stress: $*"; }
@@ -19,7 +20,7 @@ while [ "$seen" -lt @N@ ] && [ "$(date +%s)" -lt "$deadline" ]; do
 	if [ "$id" != "$last" ]; then
 		seen=$((seen + 1))
 		last=$id
-		say "plug-in $seen: $DIF"
+		say "new device $seen: $DIF"
 	fi
 	/sbin/ip addr add @GUEST@/30 dev "$DIF" 2> /dev/null
 	/sbin/ip link set "$DIF" up 2> /dev/null
@@ -34,9 +35,9 @@ while [ "$seen" -lt @N@ ] && [ "$(date +%s)" -lt "$deadline" ]; do
 done
 echo "plugins_seen=$seen" >> /results/facts.txt
 echo "stress_cycles=$cycle" >> /results/facts.txt
-[ "$seen" -ge @N@ ] || fail "saw $seen plug-ins of the @DRIVER@ device in @MAXS@ s, wanted @N@"
+[ "$seen" -ge @N@ ] || fail "saw $seen new @DRIVER@ devices in @MAXS@ s, wanted @N@"
 DIF=$(ws_wait_driver @DRIVER@ 30) || fail "no @DRIVER@ device after the stress"
 /sbin/ip addr add @GUEST@/30 dev "$DIF" 2> /dev/null
 /sbin/ip link set "$DIF" up
 ws_wait_ping @HOST@ 30 || fail "@HOST@ does not answer over @DRIVER@ after the stress"
-say "done: $seen plug-ins, $cycle cycles, ping ok"
+say "done: $seen new devices, $cycle cycles, ping ok"

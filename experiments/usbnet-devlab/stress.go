@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package usbnetdevlab
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+)
+
+// stressRuns are the directories of usbdev-stress boots, by table id.
+var stressRuns = map[string]string{"stress-7.3": "stress-7.3.4-2026-11-28"}
+
+// stressTable: one row per boot (MODEL-SIDE): the verdict (vm.json ok:
+// console clean, the plug-ins seen, a ping after), what the guest counted
+// and what the device did.
+func stressTable(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return stockFirst(names[i], names[j]) })
+	var rows [][]string
+	for _, n := range names {
+		run := filepath.Join(dir, n)
+		ok, err := r2.VMOK(run)
+		if err != nil {
+			return "", err
+		}
+		facts, err := readFacts(filepath.Join(run, "facts.txt"))
+		if err != nil {
+			return "", err
+		}
+		var d struct {
+			Stats struct {
+				Replugs      float64 `json:"replugs"`
+				Cancelled    float64 `json:"cancelled"`
+				InTransfers  float64 `json:"in_transfers"`
+				OutTransfers float64 `json:"out_transfers"`
+			} `json:"stats"`
+		}
+		if err := mdtab.ReadJSON(filepath.Join(run, "usbdev.json"), &d); err != nil {
+			return "", err
+		}
+		verdict := "pass"
+		if !ok {
+			verdict = "FAIL"
+		}
+		rows = append(rows, []string{n, verdict, r2.F(facts["plugins_seen"], 0), r2.F(facts["stress_cycles"], 0),
+			r2.F(d.Stats.Replugs, 0), r2.F(d.Stats.Cancelled, 0), r2.F(d.Stats.InTransfers, 0), r2.F(d.Stats.OutTransfers, 0)})
+	}
+	return mdtab.Table([]string{"boot", "console clean, 30 new devices, ping after", "new devices the guest configured (unplugs and reloads)",
+		"guest cycles (flap, MTU, reload, none)", "device unplugs", "requests cancelled", "bulk IN answered", "bulk OUT taken"}, rows), nil
+}
