@@ -10,7 +10,13 @@
 # so never the guest's limit - its CPU is in each run's usbdev.json):
 #   ncm-x86    the pc guest, 2 vCPUs;
 #   ncm-virt   the arm64 virt board, 4 vCPUs (GICv2: the xHCI interrupt on
-#              CPU0, as on a Pi).
+#              CPU0, as on a Pi);
+#   ncm-x86-rt the pc guest in real time (--accel tcg-single: one host CPU
+#              for the guest, the other for the adapter and iperf3). Under
+#              -icount the guest's clock jumps while it idles and the
+#              adapter and the host's iperf3 run in real time: most benches
+#              end with iperf3's control connection closed (2026-11-28), so
+#              the device lab measures in real time, on an idle host.
 # OURS_MODS (amd64) and OURS_MODS_ARM64: the series' modules for KVER.
 # Write OUT_DIR/PLAN.md before running. Tables: experiments/usbnet-devlab.
 set -u
@@ -47,7 +53,10 @@ for ph in "$@"; do
 		ncm-virt)
 			run "ncm-virt-stock-$i" usbdev --device ncm --arch arm64 --machine virt --cpus 4 -t 8s -P 4 --direction receive --accel tcg-icount
 			run "ncm-virt-ours-$i" usbdev --device ncm --arch arm64 --machine virt --cpus 4 -t 8s -P 4 --direction receive --accel tcg-icount --modules-dir "$ours64" ;;
-		*) echo "unknown phase $ph: want ncm-x86 or ncm-virt" >&2; exit 2 ;;
+		ncm-x86-rt)
+			run "ncm-x86-rt-stock-$i" usbdev --device ncm -t 8s -P 4 --direction receive --accel tcg-single
+			run "ncm-x86-rt-ours-$i" usbdev --device ncm -t 8s -P 4 --direction receive --accel tcg-single --modules-dir "$ours" ;;
+		*) echo "unknown phase $ph: want ncm-x86, ncm-virt or ncm-x86-rt" >&2; exit 2 ;;
 		esac
 		i=$((i + 1))
 	done
