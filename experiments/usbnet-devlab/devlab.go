@@ -17,7 +17,10 @@ import (
 	"github.com/wirespeed/wirespeed/experiments"
 	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
 	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	rxcost "github.com/wirespeed/wirespeed/experiments/usbnet-rxcost"
 )
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func init() {
 	experiments.Register(experiments.Experiment{Name: "usbnet-devlab", Tables: tables})
@@ -51,6 +54,13 @@ func tables(dir string) (map[string]string, error) {
 			return nil, err
 		}
 		out[id] = t
+	}
+	if d := filepath.Join(dir, "data", "profile-7.3.4-2026-11-28"); exists(d) {
+		t, err := rxcost.ProfileRunsTable(d, "ncm-stock", "ncm-ours")
+		if err != nil {
+			return nil, err
+		}
+		out["profile-ncm-x86-7.3"] = t
 	}
 	for id, d := range stressRuns {
 		d = filepath.Join(dir, "data", d)

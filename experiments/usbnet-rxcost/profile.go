@@ -36,6 +36,7 @@ const (
 	catSendApp   = "sending app (copy from user)"
 	catGadget    = "gadget side (f_ncm, u_ether)"
 	catBus       = "USB core + dummy_hcd"
+	catXHCI      = "xhci host controller"
 	catMemory    = "memory (skb, slab, pages)"
 	catZero      = "page zeroing (init_on_alloc)"
 	catHardIRQ   = "hard interrupts (unattributed)"
@@ -45,7 +46,7 @@ const (
 )
 
 var categoryOrder = []string{catIdle, catCopy, catDUTRX, catDUTTX, catGRO, catTCPRX, catRecvApp,
-	catTCPTX, catSendApp, catGadget, catBus, catMemory, catZero, catHardIRQ, catTracing, catUser, catOtherKern}
+	catTCPTX, catSendApp, catGadget, catBus, catXHCI, catMemory, catZero, catHardIRQ, catTracing, catUser, catOtherKern}
 
 // sender lists the categories of the loop's other half: the gadget's
 // sending side and the emulated bus between the two.
@@ -90,6 +91,8 @@ func (f frame) module() string {
 		return "u_ether"
 	case strings.HasPrefix(s, "dummy_") || strings.HasPrefix(s, "dummy_hcd"):
 		return "dummy_hcd"
+	case strings.HasPrefix(s, "xhci_"):
+		return "xhci_hcd"
 	case strings.HasPrefix(s, "usb_hcd_") || strings.HasPrefix(s, "__usb_hcd_") || strings.HasPrefix(s, "usb_submit_urb") || s == "usb_giveback_urb_bh":
 		return "usbcore"
 	case strings.HasPrefix(s, "usb_gadget_") || strings.HasPrefix(s, "usb_ep_"):
@@ -140,6 +143,8 @@ func frameCategory(f frame) string {
 		return catGadget
 	case mod == "dummy_hcd" || mod == "usbcore":
 		return catBus
+	case mod == "xhci_hcd" || mod == "xhci_pci":
+		return catXHCI
 	case strings.HasPrefix(s, "bpf_prog_") || hasAny(s, "bpf_trace", "perf_trace_", "__bpf_", "bpf_ringbuf", "perf_event_output", "perf_output"):
 		return catTracing
 	case hasAny(s, "gro_receive", "gro_complete", "napi_gro_", "dev_gro_", "skb_gro_", "gro_normal", "gro_flush"):
@@ -521,6 +526,11 @@ func profileRuns(dir string, sides ...string) (names []string, profs []profile, 
 	}
 	return names, profs, dropped, nil
 }
+
+// ProfileRunsTable is profileRunsTable for other experiments' profiled
+// boots (the device lab's): SIDE-N directories with
+// profile-receive.folded.gz and kallsyms-modules.txt.gz.
+func ProfileRunsTable(dir string, sides ...string) (string, error) { return profileRunsTable(dir, sides...) }
 
 // profileRunsTable is profileTable over dir's boots of the sides, with the
 // boots that did not count named under it.
