@@ -17,7 +17,7 @@ import (
 )
 
 // Models are the device models, by name.
-var Models = []string{"ncm", "mbim", "ax88179"}
+var Models = []string{"ncm", "mbim", "ax88179", "rndis"}
 
 // Options are a device process's settings.
 type Options struct {
@@ -64,6 +64,8 @@ func NewModel(o Options, l Link) (Model, error) {
 		return NewMBIM(l, o.Mbit, o.MAC, o.Faults), nil
 	case "ax88179":
 		return NewAX88179(l, o.Mbit, o.MAC, o.Faults), nil
+	case "rndis":
+		return NewRNDIS(l, o.Mbit, o.MAC, o.Faults), nil
 	}
 	return nil, fmt.Errorf("unknown device model %q; give one of %v", o.Model, Models)
 }

@@ -25,7 +25,7 @@ import (
 var deviceDrivers = map[string]string{"ncm": "cdc_ncm", "mbim": "cdc_mbim", "rndis": "rndis_host", "ax88179": "ax88179_178a"}
 
 // DeviceModels lists the models the usbdev scenario takes.
-func DeviceModels() []string { return []string{"ncm", "mbim", "ax88179"} }
+func DeviceModels() []string { return []string{"ncm", "mbim", "ax88179", "rndis"} }
 
 // checkDevice refuses a model the lab does not have.
 func checkDevice(model, machine string) error {
