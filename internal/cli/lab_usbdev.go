@@ -29,13 +29,19 @@ blocks with IPS datagram tables of raw IP, on a tun instead of a tap),
 ax88179 (an ASIX AX88179 gigabit adapter, ax88179_178a: vendor registers,
 PHY and link-status interrupt; its own RX aggregates within the bulk-in size
 the driver sets, with RX checksums checked; TX checksums filled and TSO
-segmented in the device, as the driver claims both).
+segmented in the device, as the driver claims both), rndis (a phone's USB
+tethering, rndis_host: RNDIS messages in encapsulated commands with
+RESPONSE_AVAILABLE notifications, each frame in a packet message, several
+per transfer within the host's MaxTransferSize).
 
 Hostile mode (--seed makes a run repeatable): --bad N malformed aggregates
 per 1000 (overlapping, duplicate and header pointers, lengths and counts past
 the end, bad signatures, NDP loops, truncated blocks; for ax88179 zero and
 too large counts, header offsets past the end or into the frames, frame
-lengths past the transfer, runts, CRC errors, truncated aggregates), --stall N stalled bulk
+lengths past the transfer, runts, CRC errors, truncated aggregates; for rndis
+bad message types, MessageLength past the transfer, zero or short of the
+header, data, OOB and per-packet info outside the message, zero data,
+truncated messages), --stall N stalled bulk
 IN answers per 1000, --slow N answers per 1000 held up to --max-delay,
 --replug-every D unplugs (mid-transfer) and re-plugs about every D.
 

@@ -108,7 +108,8 @@ func TestRNDISDataPath(t *testing.T) {
 		_, b := h.bulkIn(epBulkIn, 16384)
 		got, err := strictRNDIS(b)
 		if _, _, herr := hostRx(b); err != nil || herr != nil || len(b) > 2048 {
-			t.Fatalf("a transfer of %d bytes, %d frames (%v, %v): past the host's 2048", len(b), len(got), err, herr)
+			t.Fatalf("a transfer of %d bytes (the host takes 2048), %d frames; strict: %v, rndis_host: %v",
+				len(b), len(got), err, herr)
 		}
 		n += len(got)
 	}
