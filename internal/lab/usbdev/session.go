@@ -23,6 +23,7 @@ type Session struct {
 	mu        sync.Mutex
 	cond      *sync.Cond
 	inQ       map[uint8][]inReq // pending bulk IN requests, oldest first
+	inOwed    map[uint8]int     // IN answers the host has not asked again for (see inCredit)
 	carry     map[uint8][]byte  // a transfer built for a request cancelled meanwhile
 	intrOn    map[uint8]bool
 	intrHeld  []Interrupt
@@ -69,7 +70,7 @@ type Stats struct {
 
 // NewSession prepares a session; Serve runs it.
 func NewSession(c *usbredir.Conn, m Model, f *Faults, logf func(string, ...any)) *Session {
-	s := &Session{c: c, m: m, logf: logf, faults: f, inQ: map[uint8][]inReq{}, carry: map[uint8][]byte{},
+	s := &Session{c: c, m: m, logf: logf, faults: f, inQ: map[uint8][]inReq{}, inOwed: map[uint8]int{}, carry: map[uint8][]byte{},
 		intrOn: map[uint8]bool{}, alts: map[uint8]uint8{}, outCh: make(chan outReq, 4096), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	if s.logf == nil {
@@ -169,6 +170,7 @@ func (s *Session) Replug(gap time.Duration) error {
 	for ep := range s.inQ {
 		s.inQ[ep] = nil // QEMU treats every packet in flight as cancelled
 	}
+	s.inOwed = map[uint8]int{}
 	s.intrOn = map[uint8]bool{}
 	s.stats.Replugs++
 	s.mu.Unlock()
@@ -297,6 +299,9 @@ func (s *Session) bulk(m *usbredir.Msg) error {
 	s.mu.Lock()
 	s.inQ[b.Endpoint] = append(s.inQ[b.Endpoint], inReq{id: m.ID, length: b.Length})
 	s.stats.InRequestMax = max(s.stats.InRequestMax, uint64(b.Length))
+	if s.inOwed[b.Endpoint] > 0 {
+		s.inOwed[b.Endpoint]--
+	}
 	s.mu.Unlock()
 	s.cond.Broadcast()
 	return nil

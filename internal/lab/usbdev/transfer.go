@@ -17,6 +17,16 @@ func (s *Session) closed() bool {
 	}
 }
 
+// inCredit is how many bulk IN answers of an endpoint may be out before
+// the host asks again. A driver with many small receive URBs in flight
+// (rndis_host: about 220 of 2 KB at SuperSpeed) would otherwise have them
+// all completed at once, and QEMU's xHCI, whose event ring holds 256
+// events, drops the events past a full ring (a real controller stops
+// until there is room): the driver then never sees those URBs complete
+// ("ERROR unknown event type 37", "not part of TD") and receives nothing
+// more. Each new request stands for one completion the host has taken.
+const inCredit = 64
+
 // inPump answers the bulk IN requests of ep in order: it waits for a
 // request, asks the model for a transfer that fits it (the model waits
 // for frames: the request is held until the device has data), and sends
@@ -25,7 +35,7 @@ func (s *Session) closed() bool {
 func (s *Session) inPump(ep uint8) {
 	for {
 		s.mu.Lock()
-		for len(s.inQ[ep]) == 0 && !s.closed() {
+		for (len(s.inQ[ep]) == 0 || s.inOwed[ep] >= inCredit) && !s.closed() {
 			s.cond.Wait()
 		}
 		if s.closed() {
@@ -68,6 +78,7 @@ func (s *Session) inPump(ep uint8) {
 			s.stats.InWaitingSum += waiting
 			s.stats.InWaitingMax = max(s.stats.InWaitingMax, waiting)
 		}
+		s.inOwed[ep]++
 		s.mu.Unlock()
 		s.fail("bulk IN answer", s.c.SendBulk(req.id, ep, status, uint32(len(data)), data))
 	}
