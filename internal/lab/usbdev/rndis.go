@@ -71,7 +71,7 @@ type RNDIS struct {
 }
 
 type rndisCounters struct {
-	commands, responses, notifications, indications, badCommands, unsupported, dropped atomic.Uint64
+	commands, responses, notifications, indications, badCommands, unsupported, dropped, multi atomic.Uint64
 }
 
 // NewRNDIS is an RNDIS adapter on link, paced to mbit Mbit/s (0: as fast
@@ -195,7 +195,7 @@ func (r *RNDIS) Counters() map[string]uint64 {
 	for k, v := range map[string]*atomic.Uint64{"rndis_commands": &r.ctl.commands, "rndis_responses": &r.ctl.responses,
 		"rndis_notifications": &r.ctl.notifications, "rndis_indications": &r.ctl.indications,
 		"rndis_bad_commands": &r.ctl.badCommands, "rndis_unsupported_oids": &r.ctl.unsupported,
-		"frames_dropped_no_filter": &r.ctl.dropped} {
+		"frames_dropped_no_filter": &r.ctl.dropped, "transfers_to_host_multi": &r.ctl.multi} {
 		m[k] = v.Load()
 	}
 	return m

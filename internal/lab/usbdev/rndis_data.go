@@ -187,6 +187,9 @@ func (r *RNDIS) BulkIn(ep uint8, limit int, done <-chan struct{}) []byte {
 	b, lay := buildRNDISPackets(frames)
 	r.cnt.ntbsIn.Add(1)
 	r.cnt.framesIn.Add(uint64(len(frames)))
+	if len(frames) > 1 {
+		r.ctl.multi.Add(1) // rndis_host clones all but the last off the transfer
+	}
 	if kind, ok := r.faults.bad(len(rndisMutations)); ok {
 		m := rndisMutations[kind]
 		b = m.apply(b, lay)
