@@ -20,14 +20,15 @@ func TestInCredit(t *testing.T) {
 	h.plugged()
 	h.request(usbredir.TypeSetConfiguration, usbredir.TypeConfigurationStatus, 1)
 	const held = inCredit + 40
-	for i := 0; i < held+1; i++ {
-		l.toDev <- frame(i, 1500) // one per 2048-byte transfer
-	}
 	for i := 0; i < held; i++ {
 		h.id++
 		if err := h.c.SendBulkRequest(h.id, epBulkIn, 2048); err != nil {
 			t.Fatal(err)
 		}
+	}
+	time.Sleep(100 * time.Millisecond) // all held before any answer: none counts as the host asking again
+	for i := 0; i < held+1; i++ {
+		l.toDev <- frame(i, 1500) // one per 2048-byte transfer
 	}
 	answers := func(wait time.Duration) int {
 		n := 0
