@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # devlab-hostile.sh OUT_DIR MODEL... - issue 41's hostile mode: for each
 # model (ncm, mbim), a receive bench through the emulated adapter with
-# BAD (default 150) malformed aggregates per 1000, 5 stalled and 5 slow
+# BAD (default 150) malformed aggregates per 1000 for T (default 10s), 5 stalled and 5 slow
 # answers per 1000, seed SEED (default 7), once with stock usbnet and once
 # with ours (OURS_MODS). A boot passes when the console guards saw no
 # KASAN report, WARNING, BUG, Oops or lockup and the bench completed
@@ -29,6 +29,6 @@ run() { # NAME ARGS...
 	fi
 }
 for m in "$@"; do
-	run "$m-stock" usbdev --device "$m" --device-args "$dev" -t 10s -P 2 --direction receive
-	run "$m-ours" usbdev --device "$m" --device-args "$dev" -t 10s -P 2 --direction receive --modules-dir "$ours"
+	run "$m-stock" usbdev --device "$m" --device-args "$dev" -t "${T:-10s}" -P 2 --direction receive
+	run "$m-ours" usbdev --device "$m" --device-args "$dev" -t "${T:-10s}" -P 2 --direction receive --modules-dir "$ours"
 done

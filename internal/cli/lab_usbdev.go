@@ -56,6 +56,7 @@ func runLabUSBDev(ctx context.Context, env Env, fs *flag.FlagSet, args []string)
 	fs.StringVar(&o.Socket, "socket", "", "unix socket QEMU's usb-redir connects to")
 	fs.StringVar(&o.Tap, "tap", "", "the device's Ethernet side: a tap created in this namespace")
 	fs.IntVar(&o.Mbit, "mbit", 0, "link rate in Mbit/s (0: unpaced)")
+	fs.IntVar(&o.MTU, "mtu", 0, "the tap's MTU (68-65535; 0: the kernel's): small segments, several of one flow per transfer")
 	mac := fs.String("mac", "02:77:73:00:00:01", "MAC address the host's driver gives its netdev")
 	fs.StringVar(&o.StatsFile, "stats", "", "write the counts as JSON to FILE")
 	fs.Int64Var(&o.Faults.Seed, "seed", 1, "hostile mode's random seed")
@@ -124,6 +125,9 @@ func checkUSBDevFlags(o *usbdev.Options, mac string, pos []string) error {
 		if v.n < 0 || v.n > 1000 {
 			return fmt.Errorf("lab usbdev: %s %d is not a count per 1000 (0-1000)", v.name, v.n)
 		}
+	}
+	if o.MTU != 0 && (o.MTU < 68 || o.MTU > 65535) {
+		return fmt.Errorf("lab usbdev: --mtu %d: want 68-65535 (IPv4's minimum to the largest frame)", o.MTU)
 	}
 	if o.Mbit < 0 || f.MaxDelay < 0 || f.ReplugEvery < 0 {
 		return fmt.Errorf("lab usbdev: --mbit, --max-delay and --replug-every cannot be negative")

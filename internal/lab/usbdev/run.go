@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,6 +29,10 @@ type Options struct {
 	Tap    string `json:"tap"`
 	// Mbit paces the link (0: as fast as the bus and this process go).
 	Mbit int `json:"link_mbit"`
+	// MTU, when set, is the tap's: the host's TCP then sends segments
+	// that small, so several of one flow share a transfer (the path where
+	// a driver splits one URB into frames of one flow).
+	MTU int `json:"tap_mtu,omitempty"`
 	// MAC is the address the host's driver gives its netdev.
 	MAC    [6]byte `json:"-"`
 	Faults *Faults `json:"faults,omitempty"`
@@ -85,6 +92,11 @@ func Run(ctx context.Context, o Options, logf func(string, ...any)) (*Result, er
 		return nil, err
 	}
 	defer tap.Close()
+	if o.MTU > 0 {
+		if out, err := exec.Command("ip", "link", "set", "dev", o.Tap, "mtu", strconv.Itoa(o.MTU)).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("MTU %d on %s: %v: %s", o.MTU, o.Tap, err, strings.TrimSpace(string(out)))
+		}
+	}
 	m, err := NewModel(o, tap)
 	if err != nil {
 		return nil, err
