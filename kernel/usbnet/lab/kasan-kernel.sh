@@ -14,7 +14,9 @@
 # no panic on oops; panic_on_warn is a boot parameter the lab does not set; xhci, usbnet with every minidriver, dummy_hcd and the
 # configfs gadget functions as modules; TUN, VETH, WIREGUARD, prio and
 # fq_codel; BPF). Graphics, sound and wireless are left out to build
-# faster. BTF=1 adds DEBUG_INFO_BTF (pahole of the build root) at the cost
+# faster, and so are what a guest on an initramfs with only serial ports
+# and USB does not use (disks, NFS, Ethernet cards, PC cards). BTF=1 adds
+# DEBUG_INFO_BTF (pahole of the build root) at the cost
 # of DWARF in every object: much longer builds, so it is off by default.
 #
 # Built with gcc-14 in a Debian 13 root ($OUT/root: a copy of check.sh's
@@ -23,7 +25,7 @@
 #
 # Out ($OUT, /var/cache/wirespeed/kasan-7.3.4): bzImage, lib/modules/RELEASE,
 # config-RELEASE, build/ (the O= tree: ../build.sh --kdir), src/ (the
-# source: --ksrc), build.log. A rerun with the same source and fragment
+# source: --ksrc), build.log. CONFIG_ONLY=1 stops after the .config. A rerun with the same source and fragment
 # rebuilds nothing (FORCE=1 runs make again, which is incremental).
 # Release: 7.3.4-wskasan. Run a scenario on it:
 #   wirespeed lab vm usb-gadget --kernel $OUT/bzImage --modules $OUT/lib/modules/7.3.4-wskasan ...
@@ -192,6 +194,17 @@ CONFIG_DRM=n
 CONFIG_SOUND=n
 CONFIG_WIRELESS=n
 CONFIG_WLAN=n
+CONFIG_NFS_FS=n
+CONFIG_ATA=n
+CONFIG_SCSI=n
+CONFIG_USB_STORAGE=n
+CONFIG_MD=n
+CONFIG_PCCARD=n
+CONFIG_ETHERNET=n
+CONFIG_AGP=n
+CONFIG_INPUT_JOYSTICK=n
+CONFIG_INPUT_TABLET=n
+CONFIG_INPUT_TOUCHSCREEN=n
 EOF
 	if [ "$btf" = 1 ]; then
 		printf 'CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y\nCONFIG_DEBUG_INFO_BTF=y\nCONFIG_DEBUG_INFO_BTF_MODULES=y\n'
@@ -224,6 +237,7 @@ build_kernel() {
 		done <"$frag"
 		cp "$frag" "$b/ws-fragment"
 	fi
+	[ -z "${CONFIG_ONLY:-}" ] || { say "configured: $b/.config (CONFIG_ONLY set: not built)"; exit 0; }
 	say "building $rel: make -j$jobs bzImage modules (log: $out/build.log)"
 	start=$(date +%s)
 	kmake -j"$jobs" bzImage modules >"$out/build.log" 2>&1 ||
