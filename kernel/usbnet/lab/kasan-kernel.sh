@@ -279,6 +279,7 @@ for side in ours stock; do
 	rm -rf "$o"
 	in_root nice -n 10 bash "$usbnet/build.sh" "${args[@]}" || die "build.sh ${args[*]} failed"
 	rm -rf "$o/tree"
+	if [ "$side" = ours ]; then echo "+ patches/7.x (kasan-kernel.sh)"; else echo "stock: --no-series (kasan-kernel.sh)"; fi >>"$o/SOURCE"
 	echo "$mstamp" >"$o/.ws-stamp"
 done
 say "done: wirespeed lab vm SCENARIO --kernel $out/bzImage --modules $out/lib/modules/$rel [--modules-dir $out/ours]"
