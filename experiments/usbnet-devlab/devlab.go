@@ -62,6 +62,17 @@ func tables(dir string) (map[string]string, error) {
 		}
 		out["profile-ncm-x86-7.3"] = t
 	}
+	for id, d := range bootRuns {
+		d = filepath.Join(dir, "data", d)
+		if !exists(d) {
+			continue
+		}
+		t, err := bootTable(d)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = t
+	}
 	for id, d := range stressRuns {
 		d = filepath.Join(dir, "data", d)
 		if _, err := os.Stat(d); err != nil {
@@ -77,7 +88,8 @@ func tables(dir string) (map[string]string, error) {
 }
 
 // hostileRuns are the directories of devlab-hostile.sh runs, by table id.
-var hostileRuns = map[string]string{"hostile-7.3": "hostile-7.3.4-2026-11-28"}
+var hostileRuns = map[string]string{"hostile-7.3": "hostile-7.3.4-2026-11-28",
+	"hostile-rndis-ax-7.3": "hostile2-7.3.4-2026-11-28", "hostile-kasan-7.3": "hostile-kasan-7.3.4-2026-11-28"}
 
 // quietPairs keeps the pairs whose boots both started on a quiet host.
 func quietPairs(dir, phase string, pairs []r2.RXPair, dropped []int) ([]r2.RXPair, []int, error) {

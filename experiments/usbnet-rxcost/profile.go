@@ -530,7 +530,9 @@ func profileRuns(dir string, sides ...string) (names []string, profs []profile, 
 // ProfileRunsTable is profileRunsTable for other experiments' profiled
 // boots (the device lab's): SIDE-N directories with
 // profile-receive.folded.gz and kallsyms-modules.txt.gz.
-func ProfileRunsTable(dir string, sides ...string) (string, error) { return profileRunsTable(dir, sides...) }
+func ProfileRunsTable(dir string, sides ...string) (string, error) {
+	return profileRunsTable(dir, sides...)
+}
 
 // profileRunsTable is profileTable over dir's boots of the sides, with the
 // boots that did not count named under it.

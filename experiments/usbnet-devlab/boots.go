@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package usbnetdevlab
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+)
+
+// bootRuns are directories of single boots (one per model, kernel and
+// side), by table id: what bound, and what passed each way.
+var bootRuns = map[string]string{
+	"functional": "functional-2026-11-28",
+	"clone-7.3":  "clone-kasan-7.3.4-2026-11-28",
+}
+
+// bootTable: one row per boot directory: the verdict (vm.json ok: the
+// console guards saw no KASAN, WARNING, BUG, Oops, lockup or stall; and
+// every bench complete), the driver that bound and its USB speed, the
+// guest's kernel and Mbit/s each way, the guards' hits.
+func bootTable(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var rows [][]string
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		run := filepath.Join(dir, n)
+		var v struct {
+			OK     bool `json:"ok"`
+			Kernel struct {
+				Release string `json:"release"`
+			} `json:"kernel"`
+			Guards []struct {
+				Guard string `json:"guard"`
+			} `json:"guards"`
+		}
+		if err := mdtab.ReadJSON(filepath.Join(run, "vm.json"), &v); err != nil {
+			return "", err
+		}
+		facts, err := readFactStrings(filepath.Join(run, "facts.txt"))
+		if err != nil {
+			return "", err
+		}
+		verdict := "pass"
+		mbit := map[string]string{"send": "-", "receive": "-"}
+		for _, dir := range []string{"send", "receive"} {
+			if _, err := os.Stat(filepath.Join(run, "bench-"+dir+".json")); err != nil {
+				continue
+			}
+			r, err := r2.FirstRun(run, dir)
+			if err != nil {
+				return "", err
+			}
+			if r == nil {
+				verdict = "FAIL (bench incomplete)"
+				continue
+			}
+			mbit[dir] = r2.F(r.Metrics[dir+"_mbit"], 1)
+		}
+		if !v.OK {
+			verdict = "FAIL"
+		}
+		var hits []string
+		for _, g := range v.Guards {
+			hits = append(hits, g.Guard)
+		}
+		rows = append(rows, []string{n, verdict, v.Kernel.Release, facts["dut_driver"], facts["usb_speed"],
+			mbit["send"], mbit["receive"], strings.Join(hits, ", ")})
+	}
+	if len(rows) == 0 {
+		return "", fmt.Errorf("%s: no boots", dir)
+	}
+	return mdtab.Table([]string{"boot", "verdict", "guest kernel", "driver bound", "USB speed", "send Mbit/s",
+		"receive Mbit/s", "console guards hit"}, rows), nil
+}
+
+// readFactStrings reads a guest's facts.txt as key=value strings.
+func readFactStrings(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
