@@ -42,10 +42,9 @@ const (
 // network function.
 type NCM struct {
 	*ntbDev
-	mac   [6]byte
-	mbit  int
-	intr  chan Interrupt
-	extra []string
+	mac  [6]byte
+	mbit int
+	intr chan Interrupt
 }
 
 // NewNCM is a CDC-NCM adapter on link, paced to mbit Mbit/s (0: as fast

@@ -12,9 +12,10 @@
 
 ws stage usbdev-stress
 say() { echo "<4>usbdev-stress: $*" > /dev/kmsg; echo "usbdev-stress: $*"; }
+N="@N@" MAXS="@MAXS@"
 seen=0 last="" cycle=0
-deadline=$(($(date +%s) + @MAXS@))
-while [ "$seen" -lt @N@ ] && [ "$(date +%s)" -lt "$deadline" ]; do
+deadline=$(($(date +%s) + MAXS))
+while [ "$seen" -lt "$N" ] && [ "$(date +%s)" -lt "$deadline" ]; do
 	DIF=$(ws_wait_driver @DRIVER@ 20) || continue
 	id="$DIF:$(cat "/sys/class/net/$DIF/ifindex" 2>/dev/null)"
 	if [ "$id" != "$last" ]; then
@@ -35,7 +36,7 @@ while [ "$seen" -lt @N@ ] && [ "$(date +%s)" -lt "$deadline" ]; do
 done
 echo "plugins_seen=$seen" >> /results/facts.txt
 echo "stress_cycles=$cycle" >> /results/facts.txt
-[ "$seen" -ge @N@ ] || fail "saw $seen new @DRIVER@ devices in @MAXS@ s, wanted @N@"
+[ "$seen" -ge "$N" ] || fail "saw $seen new @DRIVER@ devices in $MAXS s, wanted $N"
 DIF=$(ws_wait_driver @DRIVER@ 30) || fail "no @DRIVER@ device after the stress"
 /sbin/ip addr add @GUEST@/30 dev "$DIF" 2> /dev/null
 /sbin/ip link set "$DIF" up
