@@ -27,13 +27,23 @@ type hostileRun struct {
 	rxErrors       float64
 	complete       bool
 	bulkInAnswered float64
+	guards         []string
 }
 
 func readHostile(run string) (hostileRun, error) {
 	h := hostileRun{name: filepath.Base(run)}
-	var err error
-	if h.ok, err = r2.VMOK(run); err != nil {
+	var v struct {
+		OK     bool `json:"ok"`
+		Guards []struct {
+			Text string `json:"text"`
+		} `json:"guards"`
+	}
+	if err := mdtab.ReadJSON(filepath.Join(run, "vm.json"), &v); err != nil {
 		return h, err
+	}
+	h.ok = v.OK
+	for _, g := range v.Guards {
+		h.guards = append(h.guards, strings.TrimSpace(g.Text))
 	}
 	var d struct {
 		Stats struct {
@@ -42,7 +52,7 @@ func readHostile(run string) (hostileRun, error) {
 		} `json:"stats"`
 		Model map[string]float64 `json:"model"`
 	}
-	if err := mdtab.ReadJSON(filepath.Join(run, "usbdev.json"), &d); err != nil {
+	if err := mdtab.ReadJSON(filepath.Join(run, "usbdev.json"), &d); err != nil && !os.IsNotExist(err) {
 		return h, err
 	}
 	h.aggregates, h.stalled, h.bulkInAnswered = d.Model["aggregates_to_host"], d.Stats.Stalled, d.Stats.InTransfers
@@ -52,8 +62,9 @@ func readHostile(run string) (hostileRun, error) {
 			h.kinds++
 		}
 	}
+	// a boot that died early wrote no facts: its counters are absent
 	facts, err := readFacts(filepath.Join(run, "facts.txt"))
-	if err != nil {
+	if err != nil && !os.IsNotExist(err) {
 		return h, err
 	}
 	h.rxErrors = facts["after-receive.rx_errors"] - facts["before-receive.rx_errors"]
@@ -109,10 +120,18 @@ func hostileTable(dir string) (string, error) {
 			verdict = "FAIL"
 		}
 		rows = append(rows, []string{n, verdict, r2.F(h.aggregates, 0), r2.F(h.malformed, 0), strconv.Itoa(h.kinds),
-			r2.F(h.stalled, 0), r2.F(h.rxErrors, 0), r2.F(h.mbit, 1)})
+			r2.F(h.stalled, 0), r2.F(h.rxErrors, 0), r2.F(h.mbit, 1), firstGuard(h.guards)})
 	}
 	return mdtab.Table([]string{"boot", "console clean + bench complete", "aggregates sent", "malformed sent",
-		"kinds", "stalled answers", "guest rx_errors", "receive Mbit/s"}, rows), nil
+		"kinds", "stalled answers", "guest rx_errors", "receive Mbit/s", "first console guard hit"}, rows), nil
+}
+
+// firstGuard is the first guard's line, or "-".
+func firstGuard(g []string) string {
+	if len(g) == 0 {
+		return "-"
+	}
+	return strings.ReplaceAll(g[0], "|", "/")
 }
 
 // stockFirst orders MODEL-SIDE names by model, stock before ours.
