@@ -116,37 +116,15 @@ func (a *AX88179) BulkIn(ep uint8, max int, done <-chan struct{}) []byte {
 	st := a.rxState(max)
 	var frames [][]byte
 	var lens []int
-	add := func(f []byte) bool {
+	take := func(f []byte) bool {
 		if len(frames) > 0 && axAggSize(append(lens, len(f)), st.pad) > st.limit {
-			a.pending = f
 			return false
 		}
 		frames, lens = append(frames, f), append(lens, len(f))
 		return true
 	}
-	if p := a.pending; p != nil {
-		a.pending = nil
-		add(p)
-	}
-	for len(frames) == 0 {
-		select {
-		case f, ok := <-a.rx:
-			if !ok {
-				<-done
-				return nil
-			}
-			add(f)
-		case <-done:
-			return nil
-		}
-	}
-	for more := true; more; {
-		select {
-		case f, ok := <-a.rx:
-			more = ok && add(f)
-		default:
-			more = false
-		}
+	if !gather(a.rx, &a.pending, take, func() bool { return len(frames) > 0 }, done) {
+		return nil
 	}
 	a.inPace.take(lens...)
 	flags := make([]uint32, len(frames))

@@ -92,7 +92,7 @@ func (d *ntbDev) bulkIn(limit int, done <-chan struct{}) []byte {
 	d.mu.Unlock()
 	var dgs [][]byte
 	var lens []int
-	add := func(f []byte) bool {
+	take := func(f []byte) bool {
 		dg := f
 		if d.toDatagram != nil {
 			if dg = d.toDatagram(f); dg == nil {
@@ -100,35 +100,13 @@ func (d *ntbDev) bulkIn(limit int, done <-chan struct{}) []byte {
 			}
 		}
 		if len(dgs) > 0 && (ntbSize(append(lens, len(dg)), d.div) > limit || (maxDg > 0 && len(dgs) >= maxDg)) {
-			d.pending = f
 			return false
 		}
 		dgs, lens = append(dgs, dg), append(lens, len(f))
 		return true
 	}
-	if p := d.pending; p != nil {
-		d.pending = nil
-		add(p)
-	}
-	for len(dgs) == 0 {
-		select {
-		case f, ok := <-d.rx:
-			if !ok {
-				<-done
-				return nil
-			}
-			add(f)
-		case <-done:
-			return nil
-		}
-	}
-	for more := true; more; {
-		select {
-		case f, ok := <-d.rx:
-			more = ok && add(f)
-		default:
-			more = false
-		}
+	if !gather(d.rx, &d.pending, take, func() bool { return len(dgs) > 0 }, done) {
+		return nil
 	}
 	d.inPace.take(lens...)
 	d.mu.Lock()

@@ -45,3 +45,46 @@ func (p *pacer) take(lens ...int) {
 		time.Sleep(wait)
 	}
 }
+
+// gather is how every model fills a bulk IN transfer: the frame left
+// over from the last transfer first, then it waits until take has
+// accepted a frame (got says so; false when done closes first or the
+// link ends), then it offers every frame already waiting - the
+// aggregation a device does while the host's next request is on its
+// way. A frame take refuses (it does not fit) waits in *pending for the
+// next transfer; take returns true for a frame it drops.
+func gather(rx <-chan []byte, pending *[]byte, take func([]byte) bool, got func() bool, done <-chan struct{}) bool {
+	offer := func(f []byte) bool {
+		if !take(f) {
+			*pending = f
+			return false
+		}
+		return true
+	}
+	if p := *pending; p != nil {
+		*pending = nil
+		offer(p)
+	}
+	for !got() {
+		select {
+		case f, ok := <-rx:
+			if !ok {
+				<-done
+				return false
+			}
+			offer(f)
+		case <-done:
+			return false
+		}
+	}
+	for {
+		select {
+		case f, ok := <-rx:
+			if !ok || !offer(f) {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+}

@@ -147,41 +147,19 @@ func (r *RNDIS) BulkIn(ep uint8, limit int, done <-chan struct{}) []byte {
 	r.mu.Unlock()
 	var frames [][]byte
 	var lens []int
-	add := func(f []byte) bool {
+	take := func(f []byte) bool {
 		if rndisSize(append(lens, len(f))) > limit {
 			if len(frames) == 0 {
 				r.cnt.linkErrors.Add(1) // larger than the host takes at all
 				return true
 			}
-			r.pending = f
 			return false
 		}
 		frames, lens = append(frames, f), append(lens, len(f))
 		return true
 	}
-	if p := r.pending; p != nil {
-		r.pending = nil
-		add(p)
-	}
-	for len(frames) == 0 {
-		select {
-		case f, ok := <-r.rx:
-			if !ok {
-				<-done
-				return nil
-			}
-			add(f)
-		case <-done:
-			return nil
-		}
-	}
-	for more := true; more; {
-		select {
-		case f, ok := <-r.rx:
-			more = ok && add(f)
-		default:
-			more = false
-		}
+	if !gather(r.rx, &r.pending, take, func() bool { return len(frames) > 0 }, done) {
+		return nil
 	}
 	r.inPace.take(lens...)
 	b, lay := buildRNDISPackets(frames)
