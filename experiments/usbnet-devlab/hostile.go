@@ -98,17 +98,10 @@ func readFacts(path string) (map[string]float64, error) {
 
 // hostileTable: one row per boot, in the order model, stock, ours.
 func hostileTable(dir string) (string, error) {
-	ents, err := os.ReadDir(dir)
+	names, err := boots(dir)
 	if err != nil {
 		return "", err
 	}
-	var names []string
-	for _, e := range ents {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Slice(names, func(i, j int) bool { return stockFirst(names[i], names[j]) })
 	var rows [][]string
 	for _, n := range names {
 		h, err := readHostile(filepath.Join(dir, n))
@@ -132,6 +125,23 @@ func firstGuard(g []string) string {
 		return "-"
 	}
 	return strings.ReplaceAll(g[0], "|", "/")
+}
+
+// boots lists the boot directories MODEL-SIDE of dir, by model, stock
+// first.
+func boots(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return stockFirst(names[i], names[j]) })
+	return names, nil
 }
 
 // stockFirst orders MODEL-SIDE names by model, stock before ours.

@@ -3,9 +3,7 @@
 package usbnetdevlab
 
 import (
-	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
 	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
@@ -18,17 +16,10 @@ var stressRuns = map[string]string{"stress-7.3": "stress-7.3.4-2026-11-28", "str
 // console clean, the plug-ins seen, a ping after), what the guest counted
 // and what the device did.
 func stressTable(dir string) (string, error) {
-	ents, err := os.ReadDir(dir)
+	names, err := boots(dir)
 	if err != nil {
 		return "", err
 	}
-	var names []string
-	for _, e := range ents {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Slice(names, func(i, j int) bool { return stockFirst(names[i], names[j]) })
 	var rows [][]string
 	for _, n := range names {
 		run := filepath.Join(dir, n)
