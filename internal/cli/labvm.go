@@ -52,10 +52,16 @@ Scenarios (wirespeed lab vm list):
   (usb-gadget, bql and usb-nic take --threaded on|off for the usbnet device)
   usbnet-stress  --cycles N of rebind, link flap, MTU, module reload, suspend/resume under traffic,
               and suspend with the link down (--steps picks some)
+  usbdev      --device ncm|mbim|rndis|ax88179: a USB adapter emulated on the host ('wirespeed lab
+              usbdev'), on the guest's xHCI through QEMU's usb-redir; --device-args for its link
+              rate (--mbit) and hostile mode (--bad, --stall, --slow, --seed)
+  usbdev-stress  the usbdev adapter unplugged by the device under traffic, --cycles N new devices
+  selftests   the kernel's tools/testing/selftests/drivers/net on the NCM loop (--tests LIST)
   boot        boot, --load modules, --exec CMD
 
 Examples:
   wirespeed lab vm usb-gadget -t 10s
+  wirespeed lab vm usbdev --device rndis --device-args '--bad 150 --seed 7' --kernel-version 7.3.4
   wirespeed lab vm usb-nic --direction receive --out /tmp/nic
   wirespeed lab vm usb-gadget --modules-dir kernel/usbnet/out/KVER   (patched usbnet)
   wirespeed lab vm usb-gadget --modules-dir kernel/usbnet/out/KVER --ab --bench-args '--repeat 3'
