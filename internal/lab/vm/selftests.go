@@ -35,7 +35,11 @@ func init() {
 		Summary: "the kernel's driver selftests (tools/testing/selftests/drivers/net, built from the kernel's Debian source) on the NCM loop's " +
 			"cdc_ncm (usbnet) device, the gadget namespace as the remote (REMOTE_TYPE=netns), in a Debian 13 root; KTAP parsed into selftests.json",
 		Modules: func(o Options) []string {
-			return append([]string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs", "virtio_blk", "ext4"}, selftestModules...)
+			// The Debian root's ext4 has metadata_csum, for which ext4 asks the
+			// crypto API for crc32c: before 7.x a module of its own (6.12:
+			// "Cannot load crc32c driver" without it); 7.x resolves the alias
+			// crc32c to crc32c_cryptoapi.
+			return append([]string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs", "virtio_blk", "crc32c", "ext4"}, selftestModules...)
 		},
 		Params: func(o Options) map[string]string { return map[string]string{"dummy_hcd": busParams(o, o.Speed)} },
 		Script: selftestsScript,
