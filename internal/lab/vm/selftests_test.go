@@ -47,3 +47,13 @@ func TestSelftestModulesCoverConfig(t *testing.T) {
 		}
 	}
 }
+
+// The Debian root's ext4 (metadata_csum) mounts on 6.12 only with crc32c
+// loaded first: the scenario loads the alias before ext4.
+func TestSelftestModulesCrc32cBeforeExt4(t *testing.T) {
+	mods := scenarios["selftests"].Modules(Options{})
+	c, e := slices.Index(mods, "crc32c"), slices.Index(mods, "ext4")
+	if c < 0 || e < 0 || c > e {
+		t.Errorf("selftests modules %v: want crc32c before ext4", mods)
+	}
+}
