@@ -18,6 +18,13 @@ import (
 var SelftestNames = []string{"napi_id", "gro", "ping", "stats", "queues", "netpoll_basic", "napi_threaded",
 	"hds", "macsec", "psp", "ring_reconfig", "shaper", "so_txtime", "xdp"}
 
+// selftestModules are the modules of drivers/net's config (its =m lines
+// but netdevsim, which no test here uses) that the scenario loads: the
+// chroot has no /lib/modules, so a test's own modprobe or tc finds none.
+// cls_fw is so_txtime's etf filter ("TC classifier not found" without it).
+var selftestModules = []string{"netconsole", "sch_prio", "sch_fq", "sch_etf", "macsec", "8021q",
+	"cls_fw", "cls_flower", "cls_matchall", "act_skbedit"}
+
 // selftestLimit is each test's time limit in the guest: the tests' own
 // settings say 360 s, and TCG runs them several times slower than a host.
 const selftestLimit = 900
@@ -28,7 +35,11 @@ func init() {
 		Summary: "the kernel's driver selftests (tools/testing/selftests/drivers/net, built from the kernel's Debian source) on the NCM loop's " +
 			"cdc_ncm (usbnet) device, the gadget namespace as the remote (REMOTE_TYPE=netns), in a Debian 13 root; KTAP parsed into selftests.json",
 		Modules: func(o Options) []string {
-			return []string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs", "virtio_blk", "ext4", "netconsole", "sch_prio", "sch_fq", "sch_etf", "macsec", "8021q"}
+			// The Debian root's ext4 has metadata_csum, for which ext4 asks the
+			// crypto API for crc32c: before 7.x a module of its own (6.12:
+			// "Cannot load crc32c driver" without it); 7.x resolves the alias
+			// crc32c to crc32c_cryptoapi.
+			return append([]string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs", "virtio_blk", "crc32c", "ext4"}, selftestModules...)
 		},
 		Params: func(o Options) map[string]string { return map[string]string{"dummy_hcd": busParams(o, o.Speed)} },
 		Script: selftestsScript,
