@@ -16,7 +16,10 @@
 #              -icount the guest's clock jumps while it idles and the
 #              adapter and the host's iperf3 run in real time: most benches
 #              end with iperf3's control connection closed (2026-11-28), so
-#              the device lab measures in real time, on an idle host.
+#              the device lab measures in real time, on an idle host;
+#   ncm-virt-rt the arm64 virt board in real time (--accel tcg, 4 vCPUs on
+#              the host's CPUs; WIRESPEED_ARM64: the guest's binary, make
+#              cross's dist/wirespeed-linux-arm64 by default).
 # OURS_MODS (amd64) and OURS_MODS_ARM64: the series' modules for KVER.
 # Write OUT_DIR/PLAN.md before running. Tables: experiments/usbnet-devlab.
 set -u
@@ -26,6 +29,7 @@ ws=${WIRESPEED:-./wirespeed}
 kver=${KVER:-7.3.4}
 ours=${OURS_MODS:-kernel/usbnet/out/7.3.4+deb13-amd64}
 ours64=${OURS_MODS_ARM64:-kernel/usbnet/out/7.3.4+deb13-arm64}
+ws64=${WIRESPEED_ARM64:-dist/wirespeed-linux-arm64}
 n=${REPS:-5}
 mkdir -p "$out"
 run() { # NAME ARGS...
@@ -56,7 +60,10 @@ for ph in "$@"; do
 		ncm-x86-rt)
 			run "ncm-x86-rt-stock-$i" usbdev --device ncm -t 8s -P 4 --direction receive --accel tcg-single
 			run "ncm-x86-rt-ours-$i" usbdev --device ncm -t 8s -P 4 --direction receive --accel tcg-single --modules-dir "$ours" ;;
-		*) echo "unknown phase $ph: want ncm-x86, ncm-virt or ncm-x86-rt" >&2; exit 2 ;;
+		ncm-virt-rt)
+			run "ncm-virt-rt-stock-$i" usbdev --device ncm --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 4 --direction receive --accel tcg
+			run "ncm-virt-rt-ours-$i" usbdev --device ncm --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 4 --direction receive --accel tcg --modules-dir "$ours64" ;;
+		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt or ncm-virt-rt" >&2; exit 2 ;;
 		esac
 		i=$((i + 1))
 	done

@@ -28,8 +28,9 @@ func init() {
 
 // runs are the directories of devlab-rx.sh runs, by table id.
 var runs = map[string]struct{ dir, phase string }{
-	"rx-ncm-x86-7.3":    {"rx-7.3.4-2026-11-28", "ncm-x86"},
-	"rx-ncm-x86-rt-7.3": {"rx-rt-7.3.4-2026-11-28", "ncm-x86-rt"},
+	"rx-ncm-x86-7.3":     {"rx-7.3.4-2026-11-28", "ncm-x86"},
+	"rx-ncm-x86-rt-7.3":  {"rx-rt-7.3.4-2026-11-28", "ncm-x86-rt"},
+	"rx-ncm-virt-rt-7.3": {"rx-virt-rt-7.3.4-2026-11-28", "ncm-virt-rt"},
 }
 
 func tables(dir string) (map[string]string, error) {
