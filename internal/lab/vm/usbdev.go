@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,6 +118,31 @@ func devScript(o Options) string {
 		"@GUEST@", nicGuestAddr, "@HOST@", nicHostAddr, "@DUT_KNOBS@", dutKnobs(o, "DIF")) + benchCalls(o, nicHostAddr, "")
 }
 
+// socketDir holds the device processes' sockets.
+const socketDir = "/run/wirespeed"
+
+var socketRe = regexp.MustCompile(`^ws-(\d+)-vm-usbdev\.sock$`)
+
+// reapSockets removes the sockets in dir of runs whose process is dead (a
+// killed run's device died with it, by its parent-death signal, but its
+// socket stays) and returns their names.
+func reapSockets(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var gone []string
+	for _, e := range ents {
+		m := socketRe.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		if pid, _ := strconv.Atoi(m[1]); pid != os.Getpid() && syscall.Kill(pid, 0) == syscall.ESRCH {
+			if os.Remove(filepath.Join(dir, e.Name())) == nil {
+				gone = append(gone, e.Name())
+			}
+		}
+	}
+	return gone
+}
+
 // deviceArgv is the device process's command line.
 func (c *Config) deviceArgv(exe, ns, tap, sock string) []string {
 	a := []string{"ip", "netns", "exec", ns, exe, "lab", "usbdev", "--model", deviceOf(c.Options),
@@ -134,11 +160,10 @@ func (c *Config) startDevice(ctx context.Context, ns, tap, name string) (string,
 	if err != nil {
 		return "", nil, err
 	}
-	dir := "/run/wirespeed"
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(socketDir, 0o700); err != nil {
 		return "", nil, err
 	}
-	sock := filepath.Join(dir, name+"-usbdev.sock")
+	sock := filepath.Join(socketDir, name+"-usbdev.sock")
 	logPath := filepath.Join(c.OutDir, "usbdev.log")
 	logf, err := os.Create(logPath)
 	if err != nil {

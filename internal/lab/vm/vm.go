@@ -424,13 +424,16 @@ func planLoads(idx *ModuleIndex, sc *Scenario, o Options) ([]moduleLoad, error) 
 }
 
 // Reap removes what killed runs left behind: namespaces named
-// ws-<pid>-… whose pid is dead (lab.Reap) and QEMU processes named
-// ws-<pid>-vm whose owner is dead.
+// ws-<pid>-… whose pid is dead (lab.Reap), the usbdev sockets of dead
+// runs and QEMU processes named ws-<pid>-vm whose owner is dead.
 func Reap(logf func(string, ...any)) {
 	if gone, err := lab.Reap(); err == nil {
 		for _, g := range gone {
 			logf("reaped namespace %s of a dead run", g)
 		}
+	}
+	for _, g := range reapSockets(socketDir) {
+		logf("removed %s of a dead run", g)
 	}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
