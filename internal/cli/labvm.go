@@ -49,7 +49,7 @@ Scenarios (wirespeed lab vm list):
   usb-nic     qemu-xhci + usb-net (cdc_ether on usbnet) to a tap in a host namespace
   bql         the NCM link (super speed) with a prio qdisc and an EF probe
   wireguard   --tunnels N WireGuard tunnels between two guest namespaces, --threaded on|off
-  (usb-gadget, bql and usb-nic take --threaded on|off for the usbnet device)
+  (usb-gadget, bql, usb-nic and usbdev take --threaded on|off and --rps MASK for the usbnet device)
   usbnet-stress  --cycles N of rebind, link flap, MTU, module reload, suspend/resume under traffic,
               and suspend with the link down (--steps picks some)
   usbdev      --device ncm|mbim|rndis|ax88179: a USB adapter emulated on the host ('wirespeed lab

@@ -109,6 +109,7 @@ func TestRPSOption(t *testing.T) {
 	}{
 		{"usb-gadget", "d", "arm64", ""},
 		{"usb-nic", "2", "", ""},
+		{"usbdev", "e", "arm64", ""},
 		{"usb-gadget", "00000000,0000000d", "arm64", ""},
 		{"usb-gadget", "xyz", "", "want a hex CPU mask"},
 		{"usb-gadget", "10", "", "names none of the guest's 2 vCPUs"},

@@ -35,11 +35,11 @@ type Options struct {
 	// Tunnels is the wireguard scenario's knob.
 	Tunnels int `json:"tunnels,omitempty"`
 	// Threaded: "on", "off" or "" (the kernel's default) for the NAPI of
-	// the device under test (usb-gadget, bql, usb-nic) or of the
+	// the device under test (usb-gadget, bql, usb-nic, usbdev) or of the
 	// WireGuard devices.
 	Threaded string `json:"threaded,omitempty"`
 	// RPS is a hex CPU mask written to every receive queue's rps_cpus of
-	// the device under test (usb-gadget, bql, usb-nic): its protocol
+	// the device under test (usb-gadget, bql, usb-nic, usbdev): its protocol
 	// processing steered to those vCPUs. "" leaves RPS as the kernel has
 	// it (off).
 	RPS string `json:"rps_cpus,omitempty"`

@@ -210,8 +210,10 @@ func (c *Config) validateRPS(s *Scenario) error {
 	if c.RPS == "" {
 		return nil
 	}
-	if s.Name != "usb-gadget" && s.Name != "bql" && s.Name != "usb-nic" {
-		return fmt.Errorf("--rps steers the device under test of usb-gadget, bql or usb-nic, not %s: leave it out", s.Name)
+	switch s.Name {
+	case "usb-gadget", "bql", "usb-nic", "usbdev":
+	default:
+		return fmt.Errorf("--rps steers the device under test of usb-gadget, bql, usb-nic or usbdev, not %s: leave it out", s.Name)
 	}
 	hex := strings.ReplaceAll(c.RPS, ",", "")
 	m, err := strconv.ParseUint(hex, 16, 64)
