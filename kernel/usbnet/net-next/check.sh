@@ -232,7 +232,9 @@ for c in $("${gitc[@]}" rev-list --reverse HEAD~${#patches[@]}..HEAD); do
 			fail=1
 		fi
 	done
-	cp=$(perl "$checkpatch" --strict --no-tree "$p" 2>&1 | sed -n 's/^total: //p' || true)
+	# --no-tree: no kernel history here, so checkpatch cannot look up a
+	# Fixes: id; each is checked by hand (../net/README.md says where)
+	cp=$(perl "$checkpatch" --strict --no-tree --ignore UNKNOWN_COMMIT_ID "$p" 2>&1 | sed -n 's/^total: //p' || true)
 	case "$cp" in "0 errors, 0 warnings, 0 checks"*) ;; *) fail=1 ;; esac
 	echo "$i/${#patches[@]} $subj: build$res; checkpatch --strict: $cp"
 done
