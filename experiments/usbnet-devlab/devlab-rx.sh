@@ -19,7 +19,20 @@
 #              the device lab measures in real time, on an idle host;
 #   ncm-virt-rt the arm64 virt board in real time (--accel tcg, 4 vCPUs on
 #              the host's CPUs; WIRESPEED_ARM64: the guest's binary, make
-#              cross's dist/wirespeed-linux-arm64 by default).
+#              cross's dist/wirespeed-linux-arm64 by default);
+#   ax-virt-rt seed 003's shape (issue 42): the AX88179 model paced to
+#              1000 Mbit/s on the arm64 virt board in real time, -P 10 both
+#              directions: stock, stock + RPS, ours, ours + RPS, ours
+#              threaded (RPS mask e: every vCPU but CPU0, which takes the
+#              xHCI interrupt - doctor's irq-stuck-rps-off mask);
+#   ax-x86-rt  the same adapter on the pc guest (tcg-single): stock, ours,
+#              ours threaded (no RPS: tcg-single runs every vCPU on one
+#              host thread, so spreading over vCPUs adds no capacity);
+#   ax-virt-rt-bql, ax-x86-rt-bql  the same adapter and boards: stock, ours
+#              (OURS_MODS*) and ours with patch 1's batched BQL reports
+#              (BQL_MODS, BQL_MODS_ARM64), for the send direction's
+#              regression of per-URB reports.
+# FIRST: the first rep's number (default 1), to add reps to a run.
 # OURS_MODS (amd64) and OURS_MODS_ARM64: the series' modules for KVER.
 # Write OUT_DIR/PLAN.md before running. Tables: experiments/usbnet-devlab.
 set -u
@@ -31,6 +44,8 @@ ours=${OURS_MODS:-kernel/usbnet/out/7.3.4+deb13-amd64}
 ours64=${OURS_MODS_ARM64:-kernel/usbnet/out/7.3.4+deb13-arm64}
 ws64=${WIRESPEED_ARM64:-dist/wirespeed-linux-arm64}
 n=${REPS:-5}
+bql=${BQL_MODS:-}
+bql64=${BQL_MODS_ARM64:-}
 mkdir -p "$out"
 run() { # NAME ARGS...
 	name=$1
@@ -48,8 +63,8 @@ run() { # NAME ARGS...
 	fi
 }
 for ph in "$@"; do
-	i=1
-	while [ "$i" -le "$n" ]; do
+	i=${FIRST:-1}
+	while [ "$i" -lt "$((${FIRST:-1} + n))" ]; do
 		case $ph in
 		ncm-x86)
 			run "ncm-x86-stock-$i" usbdev --device ncm -t 8s -P 4 --direction receive --accel tcg-icount
@@ -63,7 +78,33 @@ for ph in "$@"; do
 		ncm-virt-rt)
 			run "ncm-virt-rt-stock-$i" usbdev --device ncm --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 4 --direction receive --accel tcg
 			run "ncm-virt-rt-ours-$i" usbdev --device ncm --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 4 --direction receive --accel tcg --modules-dir "$ours64" ;;
-		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt or ncm-virt-rt" >&2; exit 2 ;;
+		ax-virt-rt)
+			for v in stock stock-rps ours ours-rps ours-threaded; do
+				set -- usbdev --device ax88179 --device-args "--mbit 1000" --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 10 --direction both --accel tcg
+				case $v in ours*) set -- "$@" --modules-dir "$ours64" ;; esac
+				case $v in *-rps) set -- "$@" --rps e ;; *-threaded) set -- "$@" --threaded on ;; esac
+				run "ax-virt-rt-$v-$i" "$@"
+			done ;;
+		ax-x86-rt)
+			for v in stock ours ours-threaded; do
+				set -- usbdev --device ax88179 --device-args "--mbit 1000" -t 8s -P 10 --direction both --accel tcg-single
+				case $v in ours*) set -- "$@" --modules-dir "$ours" ;; esac
+				case $v in *-threaded) set -- "$@" --threaded on ;; esac
+				run "ax-x86-rt-$v-$i" "$@"
+			done ;;
+		ax-virt-rt-bql)
+			for v in stock ours ours-bql; do
+				set -- usbdev --device ax88179 --device-args "--mbit 1000" --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 10 --direction both --accel tcg
+				case $v in ours) set -- "$@" --modules-dir "$ours64" ;; ours-bql) set -- "$@" --modules-dir "${bql64:?BQL_MODS_ARM64}" ;; esac
+				run "ax-virt-rt-bql-$v-$i" "$@"
+			done ;;
+		ax-x86-rt-bql)
+			for v in stock ours ours-bql; do
+				set -- usbdev --device ax88179 --device-args "--mbit 1000" -t 8s -P 10 --direction both --accel tcg-single
+				case $v in ours) set -- "$@" --modules-dir "$ours" ;; ours-bql) set -- "$@" --modules-dir "${bql:?BQL_MODS}" ;; esac
+				run "ax-x86-rt-bql-$v-$i" "$@"
+			done ;;
+		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt, ncm-virt-rt, ax-virt-rt, ax-x86-rt, ax-virt-rt-bql or ax-x86-rt-bql" >&2; exit 2 ;;
 		esac
 		i=$((i + 1))
 	done

@@ -46,6 +46,20 @@ func tables(dir string) (map[string]string, error) {
 		}
 		out[id] = t
 	}
+	for id, r := range axRuns {
+		d := filepath.Join(dir, "data", r.dir)
+		if !exists(d) {
+			continue
+		}
+		t, err := axTable(d, r.phase, r.variants, r.loaded)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = t
+		if out[id+"-reps"], err = axRepsTable(d, r.phase, r.variants, r.loaded); err != nil {
+			return nil, err
+		}
+	}
 	for id, d := range hostileRuns {
 		d = filepath.Join(dir, "data", d)
 		if _, err := os.Stat(d); err != nil {

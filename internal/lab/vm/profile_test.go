@@ -99,6 +99,9 @@ func TestRPSOption(t *testing.T) {
 	if s := dutKnobs(Options{}, "HIF"); strings.Contains(s, "rps_cpus") {
 		t.Errorf("without --rps: %s", s)
 	}
+	if s := dutKnobs(Options{BQLMin: 60000}, "HIF"); !strings.Contains(s, "for q in /sys/class/net/$HIF/queues/tx-*; do echo 60000 > $q/byte_queue_limits/limit_min") {
+		t.Errorf("with --bql-min 60000:\n%s", s)
+	}
 	s := dutKnobs(Options{RPS: "d"}, "HIF")
 	if !strings.Contains(s, "for q in /sys/class/net/$HIF/queues/rx-*; do echo d > $q/rps_cpus") || !strings.Contains(s, "dut_rps=") {
 		t.Errorf("with --rps d:\n%s", s)

@@ -43,6 +43,10 @@ type Options struct {
 	// processing steered to those vCPUs. "" leaves RPS as the kernel has
 	// it (off).
 	RPS string `json:"rps_cpus,omitempty"`
+	// BQLMin, when above 0, is written to every transmit queue's
+	// byte_queue_limits/limit_min of the device under test (same
+	// scenarios as RPS): BQL's limit then never falls below it.
+	BQLMin int `json:"bql_limit_min,omitempty"`
 	// BenchArgs are extra 'wirespeed bench' flags (split on spaces).
 	BenchArgs []string `json:"bench_args,omitempty"`
 	// Load names extra modules (from the kernel or --modules-dir) to load

@@ -207,12 +207,13 @@ func (c *Config) validateKernel() error {
 // sysfs writes it) naming at least one of the guest's vCPUs, for the
 // scenarios with one device under test.
 func (c *Config) validateRPS(s *Scenario) error {
+	if c.BQLMin < 0 || c.BQLMin > 0 && !hasDUT(s) {
+		return fmt.Errorf("--bql-min %d: want a byte count above 0 for the device under test of usb-gadget, bql, usb-nic or usbdev (not %s)", c.BQLMin, s.Name)
+	}
 	if c.RPS == "" {
 		return nil
 	}
-	switch s.Name {
-	case "usb-gadget", "bql", "usb-nic", "usbdev":
-	default:
+	if !hasDUT(s) {
 		return fmt.Errorf("--rps steers the device under test of usb-gadget, bql, usb-nic or usbdev, not %s: leave it out", s.Name)
 	}
 	hex := strings.ReplaceAll(c.RPS, ",", "")
@@ -224,4 +225,14 @@ func (c *Config) validateRPS(s *Scenario) error {
 		return fmt.Errorf("--rps %q names none of the guest's %d vCPUs (mask bits 0-%d)", c.RPS, c.CPUs, c.CPUs-1)
 	}
 	return nil
+}
+
+// hasDUT says whether the scenario has one usbnet device under test, which
+// --rps, --bql-min and --threaded set.
+func hasDUT(s *Scenario) bool {
+	switch s.Name {
+	case "usb-gadget", "bql", "usb-nic", "usbdev":
+		return true
+	}
+	return false
 }
