@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package usbnetrxcost
+package kit
 
 import (
 	"bufio"
@@ -11,9 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
 )
 
 // The profile's categories: each sample of a guest's profile (one folded
@@ -470,7 +467,7 @@ func profileTable(names []string, profs []profile) string {
 		}
 	}
 	rows = append(rows, busy, send, recv, fix, hot, hotRecv, hotSend, others, napi, total)
-	return mdtab.Table(header, rows)
+	return Table(header, rows)
 }
 
 // minProfileSamples: a profile counts with at least this many samples
@@ -481,7 +478,7 @@ const minProfileSamples = 2000
 // reps the first side has), side by side: a column per boot that counts,
 // and the reason for each that does not.
 func profileRuns(dir string, sides ...string) (names []string, profs []profile, dropped []string, err error) {
-	reps, err := r2.Reps(dir, sides[0])
+	reps, err := Reps(dir, sides[0])
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -492,7 +489,7 @@ func profileRuns(dir string, sides ...string) (names []string, profs []profile, 
 		for _, side := range sides {
 			name := fmt.Sprintf("%s-%d", side, i)
 			run := filepath.Join(dir, name)
-			s, ok, err := r2.ReadRXSide(run)
+			s, ok, err := ReadRXSide(run)
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -500,12 +497,12 @@ func profileRuns(dir string, sides ...string) (names []string, profs []profile, 
 				dropped = append(dropped, name+": failed or incomplete")
 				continue
 			}
-			b, err := mdtab.ReadFile(filepath.Join(run, "profile-receive.folded.gz"))
+			b, err := ReadFile(filepath.Join(run, "profile-receive.folded.gz"))
 			if err != nil {
 				return nil, nil, nil, err
 			}
 			var syms *modSyms
-			if ks, err := mdtab.ReadFile(filepath.Join(run, "kallsyms-modules.txt.gz")); err == nil {
+			if ks, err := ReadFile(filepath.Join(run, "kallsyms-modules.txt.gz")); err == nil {
 				if syms, err = parseModSyms(ks); err != nil {
 					return nil, nil, nil, fmt.Errorf("%s: %w", run, err)
 				}
@@ -527,16 +524,11 @@ func profileRuns(dir string, sides ...string) (names []string, profs []profile, 
 	return names, profs, dropped, nil
 }
 
-// ProfileRunsTable is profileRunsTable for other experiments' profiled
-// boots (the device lab's): SIDE-N directories with
-// profile-receive.folded.gz and kallsyms-modules.txt.gz.
+// ProfileRunsTable is profileTable over dir's profiled boots of the sides
+// (SIDE-N directories with profile-receive.folded.gz and, where the lab
+// wrote it, kallsyms-modules.txt.gz), with the boots that did not count
+// named under it.
 func ProfileRunsTable(dir string, sides ...string) (string, error) {
-	return profileRunsTable(dir, sides...)
-}
-
-// profileRunsTable is profileTable over dir's boots of the sides, with the
-// boots that did not count named under it.
-func profileRunsTable(dir string, sides ...string) (string, error) {
 	names, profs, dropped, err := profileRuns(dir, sides...)
 	if err != nil {
 		return "", err

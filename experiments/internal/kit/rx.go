@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package usbnetround2
+package kit
 
 import (
 	"encoding/json"
@@ -95,7 +95,7 @@ func RXPhase(dir, phase string) (pairs []RXPair, dropped []int, err error) {
 
 // Reps lists N of the directories PREFIX-N under dir, in order.
 func Reps(dir, prefix string) ([]int, error) {
-	ents, err := os.ReadDir(dir)
+	ents, err := ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func Reps(dir, prefix string) ([]int, error) {
 
 // VMOK says whether a boot's vm.json reports ok.
 func VMOK(run string) (bool, error) {
-	b, err := os.ReadFile(filepath.Join(run, "vm.json"))
+	b, err := ReadRaw(filepath.Join(run, "vm.json"))
 	if os.IsNotExist(err) {
 		return false, nil
 	}
@@ -133,10 +133,14 @@ func VMOK(run string) (bool, error) {
 // nil when the boot wrote none (or none complete).
 func FirstRun(run, direction string) (*bench.Run, error) {
 	p := filepath.Join(run, "bench-"+direction+".json")
-	if _, err := os.Stat(p); os.IsNotExist(err) {
+	if _, err := Stat(p); os.IsNotExist(err) {
 		return nil, nil
 	}
-	r, err := bench.Load(p)
+	b, err := ReadRaw(p)
+	if err != nil {
+		return nil, err
+	}
+	r, err := bench.Decode(b, p)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +229,7 @@ var topLine = regexp.MustCompile(`^\s*([0-9.]+)\s+\d+\s+(\S+)\s*$`)
 // OutsideLoad is the busiest process in a host-top.txt other than QEMU
 // and wirespeed (QEMU too when qemuCounts).
 func OutsideLoad(path string, qemuCounts bool) (float64, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadRaw(path)
 	if os.IsNotExist(err) {
 		return 0, nil
 	}

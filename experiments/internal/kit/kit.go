@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package mdtab writes the markdown tables experiments/ packages compute
-// for docs/results.md, and reads the raw files they compute them from.
-package mdtab
+// Package kit is what the experiments share: it writes the markdown tables
+// they compute for docs/results.md, reads the raw files they compute them
+// from (a run's archive data/RUN.tar.gz read as if it were the directory
+// data/RUN, see archive.go), and reads the kinds of run more than one
+// experiment made: usbnet-rx.sh's and usbnet-marks.sh's boots (rx.go,
+// marks.go), the guests' receive profiles (profile.go), and the sweeps of
+// bad inputs (sweep.go). An experiment imports kit, never another
+// experiment.
+package kit
 
 import (
 	"bytes"
@@ -10,7 +16,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -38,7 +43,7 @@ func Table(header []string, rows [][]string) string {
 	b.WriteString("|" + strings.Join(rule, "|") + "|\n")
 	for _, r := range rows {
 		if len(r) != len(header) {
-			panic(fmt.Sprintf("mdtab: row of %d cells under a header of %d", len(r), len(header)))
+			panic(fmt.Sprintf("kit: row of %d cells under a header of %d", len(r), len(header)))
 		}
 		line(r)
 	}
@@ -47,7 +52,7 @@ func Table(header []string, rows [][]string) string {
 
 // ReadFile reads path, gunzipping it when its name ends in .gz.
 func ReadFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadRaw(path)
 	if err != nil || !strings.HasSuffix(path, ".gz") {
 		return b, err
 	}
