@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# usbnet-dkms-check.sh [JSON] [--suite bookworm|trixie] [--root DIR]
+# dkms-check.sh [JSON] [--suite bookworm|trixie] [--root DIR]
 #                      [--fresh-root] [--root-only] [--save-logs DIR]
 #
 # Real DKMS checks of kernel/usbnet (the wirespeed-usbnet DKMS package), in
@@ -126,9 +126,9 @@ usage() {
 	echo "see the top of $0" >&2
 	exit 2
 }
-die2() { echo "usbnet-dkms-check: $*" >&2; exit 2; }
-die() { echo "usbnet-dkms-check: $*" >&2; exit 1; }
-say() { echo "usbnet-dkms-check: $*" >&2; }
+die2() { echo "dkms-check: $*" >&2; exit 2; }
+die() { echo "dkms-check: $*" >&2; exit 1; }
+say() { echo "dkms-check: $*" >&2; }
 
 json_out="./usbnet-dkms.json" root="" fresh="" root_only="" save_logs="" suite=bookworm
 have_json=""
@@ -140,7 +140,7 @@ while [ $# -gt 0 ]; do
 	--root-only) root_only=1; shift ;;
 	--save-logs) [ $# -ge 2 ] || usage; save_logs="$2"; shift 2 ;;
 	-h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 0 ;;
-	-*) echo "usbnet-dkms-check: unknown option $1" >&2; usage ;;
+	-*) echo "dkms-check: unknown option $1" >&2; usage ;;
 	*) [ -z "$have_json" ] || usage; json_out="$1"; have_json=1; shift ;;
 	esac
 done
@@ -351,7 +351,7 @@ if [ -n "$stubs" ]; then
 	printf '%s\n' "Package: wirespeed-dkms-check-no-image" "Version: 1" "Architecture: all" \
 		"Maintainer: wirespeed <wirespeed@localhost>" "Provides: $stubs" \
 		"Description: stands in for the kernel images the headers depend on" \
-		" Made by experiments/usbnet-round3/usbnet-dkms-check.sh: the root builds modules, it boots nothing." >"$d/DEBIAN/control"
+		" Made by kernel/usbnet/dkms-check.sh: the root builds modules, it boots nothing." >"$d/DEBIAN/control"
 	chroot "$r" dpkg-deb --build /tmp/stub /tmp/stub.deb
 	chroot "$r" dpkg -i /tmp/stub.deb
 	rm -rf "$d" "$r/tmp/stub.deb"
