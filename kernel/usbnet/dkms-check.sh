@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: GPL-2.0-only
 # dkms-check.sh [JSON] [--suite bookworm|trixie] [--root DIR]
 #                      [--fresh-root] [--root-only] [--save-logs DIR]
 #
