@@ -26,8 +26,12 @@
 #                runs their unit tests, and lints the exporter's golden
 #                /metrics (run by make check)
 #   make experiments-check   recompute every table in docs/results.md from the
-#                raw files under experiments/ and fail on a difference
-#                (make test runs it too); make experiments-update rewrites them
+#                raw files under experiments/ (a module of its own) and fail on
+#                a difference, and hold each experiment to experiments.go's
+#                rules (make test runs it too); make experiments-update
+#                rewrites the tables
+#   make experiments-archive  make each new run directory under
+#                experiments/*/data/ one archive (experiments/archive-run.sh)
 #   make self-bench  what the instruments cost and how much bench wobbles,
 #                one run into experiments/selfbench/data (root, ~11 min)
 
@@ -72,7 +76,7 @@ TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
 
-.PHONY: all setup setup-test setup-lab deb deb-test run build test check lint bpf-check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update promtool-check self-bench
+.PHONY: all setup setup-test setup-lab deb deb-test run build test check lint bpf-check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update experiments-archive promtool-check self-bench
 
 all: build
 
@@ -124,12 +128,15 @@ run: build
 build: go-version
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o wirespeed ./cmd/wirespeed
 
+# experiments/ is a module of its own: ./... stops at its go.mod
 test:
 	$(GO) test $(TESTFLAGS) ./...
+	cd experiments && $(GO) test $(TESTFLAGS) ./...
 
 check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting" >&2; exit 1; }
 	$(GO) vet ./...
+	cd experiments && $(GO) vet ./...
 	$(MAKE) lint
 	$(MAKE) bpf-check
 	GOARCH=arm64 $(GO) build -o /dev/null ./cmd/wirespeed
@@ -184,10 +191,13 @@ promtool-check:
 	else echo "note: the alert rules' tests and the golden /metrics lint skipped (no promtool): apt-get install --no-install-recommends prometheus"; fi
 
 experiments-check:
-	$(GO) test -count=1 ./experiments/...
+	cd experiments && $(GO) test -count=1 ./...
 
 experiments-update:
-	$(GO) test -count=1 ./experiments/all -update
+	cd experiments && $(GO) test -count=1 ./all -update
+
+experiments-archive:
+	experiments/archive-run.sh
 
 # the instruments' own cost and noise in one run (experiments/selfbench;
 # root, ~11 min); BEFORE=old-binary measures an older exporter beside it;

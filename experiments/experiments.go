@@ -1,14 +1,42 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package experiments holds wirespeed's published experiments. Each one lives
-// in its own directory, experiments/NAME/, with:
+// Package experiments is wirespeed's lab notebook: the published
+// experiments, a Go module of its own (experiments/go.mod) beside the
+// product's. It may import the product's internal/ packages (Go lets any
+// package whose import path starts with github.com/wirespeed/wirespeed/
+// import github.com/wirespeed/wirespeed/internal/..., whichever module it
+// is in; go.mod's replace points at the checkout around it); the product
+// imports nothing of it. Each experiment lives in its own directory,
+// experiments/NAME/, with:
 //
 //   - README.md: the plan - what is measured, the validity rules written
 //     before the runs (which runs count, which are dropped and why), and the
-//     command that runs it;
-//   - data/: the raw result files the runs wrote (JSON, as the tools wrote them);
-//   - a Go package (package NAME) that registers the experiment and recomputes
-//     its tables in docs/results.md from data/, with internal/stats.
+//     command that runs it. It is the only name a plan has: a run's own
+//     plan, written before that run, is the PLAN.md in its archive;
+//   - data/: the raw result files the runs wrote, as the tools wrote them;
+//     each run one file, data/RUN.tar.gz, made from the directory data/RUN
+//     the run wrote by experiments/archive-run.sh (make
+//     experiments-archive); a run that was one file from the start (a
+//     sweep's OUT.json) stays as it is. A path data/RUN/FILE in the docs
+//     names FILE in data/RUN.tar.gz: tar -xzf data/RUN.tar.gz -C data
+//     gives the directory back;
+//   - a Go package, named NAME without its dashes, that registers the
+//     experiment under NAME and recomputes its tables in docs/results.md
+//     from data/ with experiments/internal/kit and internal/stats. An
+//     experiment imports no other experiment: what two of them share is in
+//     kit.
+//
+// Why tar.gz: a run is thousands of small files; one archive a run is one
+// file to add, to review as one, to move, and git keeps one object for it
+// instead of thousands. Go's standard library reads tar and gzip, so the
+// tables are recomputed from the archives directly (kit reads each as the
+// directory it was, in memory) with no new dependency, and every machine
+// has tar and gzip to unpack one by hand; zstd compresses these runs
+// better, but would bring a module into the notebook and a tool onto
+// every reader's machine. archive-run.sh makes the archive reproducible -
+// names sorted, mtime 0, owner 0 with no names, gzip without name or
+// time - so archiving the same files again gives the same bytes and git
+// sees no change.
 //
 // docs/results.md marks each recomputed table with
 //
@@ -18,7 +46,8 @@
 //
 // and the test in experiments/all fails when a marked table differs from what
 // its experiment computes, when a table in results.md is not marked, or when
-// a marker names no table. `make experiments-check` runs that test;
+// a marker names no table; its rules test holds every experiment to the
+// rules above. `make experiments-check` runs them;
 // `make experiments-update` rewrites the marked tables from the raw files.
 package experiments
 

@@ -12,7 +12,7 @@
 #  2. The kernels the DKMS package builds for: headers of the newest
 #     6.1.0-N and 6.12.N+deb12 of this architecture, linux-source-6.1 and
 #     -6.12 (no kernel image: a stub package stands in for the image
-#     Debian's 6.12 headers depend on, as scripts/usbnet-dkms-check.sh
+#     Debian's 6.12 headers depend on, as kernel/usbnet/dkms-check.sh
 #     does), and the packages' dependencies. Then the list of every file:
 #     the baseline.
 #  3. apt install ./wirespeed_*.deb ./wirespeed-usbnet-dkms_*.deb, then in

@@ -33,12 +33,12 @@ shell_scripts() {
 	done
 }
 
-echo "lint: staticcheck ($STATICCHECK) ./..."
+echo "lint: staticcheck ($STATICCHECK) ./... and experiments/ (a module of its own)"
 if ! out=$($GO run "$STATICCHECK" -version 2>&1); then
 	echo "$out" >&2
 	echo "lint: FAIL: cannot build staticcheck ($STATICCHECK, above): it needs Go $(sed -n 's/^go //p' go.mod) or newer and the Go module proxy (GOPROXY), or a module cache that has it" >&2
 	fail=1
-elif ! $GO run "$STATICCHECK" ./...; then
+elif ! $GO run "$STATICCHECK" ./... || ! (cd experiments && $GO run "$STATICCHECK" ./...); then
 	echo "lint: FAIL: staticcheck's findings above" >&2
 	fail=1
 fi

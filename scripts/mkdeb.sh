@@ -199,13 +199,14 @@ done
 # --- wirespeed-usbnet-dkms_VERSION_all.deb --------------------------------
 # What DKMS and build.sh use: dkms.conf, the scripts, the series; not the
 # lab-only patches (lab/), the staged ones never applied (staging/), the
-# name-rule test nor .gitignore.
+# name-rule test, the DKMS check that builds clean Debian roots
+# (dkms-check.sh, a developer's tool) nor .gitignore.
 st="$work/dkms"
 src="$st/usr/src/wirespeed-usbnet-$DKMS_VERSION"
 install -d -m 755 "$src"
 git ls-files -z kernel/usbnet | while IFS= read -r -d '' f; do
 	rel="${f#kernel/usbnet/}"
-	case "$rel" in lab/* | staging/* | test-kver.sh | .gitignore) continue ;; esac
+	case "$rel" in lab/* | staging/* | test-kver.sh | dkms-check.sh | .gitignore) continue ;; esac
 	mode=644
 	[ -x "$f" ] && mode=755
 	install -D -m "$mode" "$f" "$src/$rel"

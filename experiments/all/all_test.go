@@ -3,8 +3,8 @@
 // Package all recomputes every table in docs/results.md from the raw files
 // under experiments/ and fails when the document disagrees.
 //
-//	go test ./experiments/all              (make experiments-check)
-//	go test ./experiments/all -update      (make experiments-update)
+//	cd experiments && go test ./all          (make experiments-check)
+//	cd experiments && go test ./all -update  (make experiments-update)
 package all
 
 import (

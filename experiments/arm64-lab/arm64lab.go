@@ -8,7 +8,6 @@ package arm64lab
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -16,8 +15,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
 func init() {
@@ -50,9 +48,9 @@ var runs = []struct{ label, dir string }{
 
 func mbit(x float64) string {
 	if x < 10 {
-		return r2.F(x, 2)
+		return kit.F(x, 2)
 	}
-	return r2.F(x, 1)
+	return kit.F(x, 1)
 }
 
 var (
@@ -63,7 +61,7 @@ var (
 // usbIRQ reads the USB host controller's line in /proc/interrupts before
 // and after the receive bench: its number, chip, and each CPU's count.
 func usbIRQ(path string) (num, chip string, counts []float64, err error) {
-	b, err := os.ReadFile(path)
+	b, err := kit.ReadRaw(path)
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -108,7 +106,7 @@ func runsTable(d string) (string, error) {
 		row := []string{r.label}
 		var path string
 		for _, direction := range []string{"receive", "send"} {
-			run, err := r2.FirstRun(dir, direction)
+			run, err := kit.FirstRun(dir, direction)
 			if err != nil {
 				return "", err
 			}
@@ -118,7 +116,7 @@ func runsTable(d string) (string, error) {
 			}
 			row = append(row, mbit(run.Metrics[direction+"_mbit"]))
 			if direction == "receive" {
-				devs, err := r2.Observed(run)
+				devs, err := kit.Observed(run)
 				if err != nil {
 					return "", err
 				}
@@ -146,12 +144,12 @@ func runsTable(d string) (string, error) {
 		}
 		rows = append(rows, append(row, path, irq))
 	}
-	return mdtab.Table([]string{"run (`wirespeed lab vm ... --arch arm64`, `-t 5s`)", "receive Mbit/s", "send Mbit/s",
+	return kit.Table([]string{"run (`wirespeed lab vm ... --arch arm64`, `-t 5s`)", "receive Mbit/s", "send Mbit/s",
 		"RX path (observe in the guest)", "USB interrupt (during the receive bench)"}, rows), nil
 }
 
 func rxTable(dir string) (string, error) {
-	pairs, _, err := r2.RXPhase(dir, "gadget-icount")
+	pairs, _, err := kit.RXPhase(dir, "gadget-icount")
 	if err != nil {
 		return "", err
 	}
@@ -167,8 +165,8 @@ func rxTable(dir string) (string, error) {
 		sy, oy = append(sy, p.Stock.SysPerMbit), append(oy, p.Ours.SysPerMbit)
 		tr, br, sr = append(tr, p.ThroughputRatio()), append(br, p.BusyRatio()), append(sr, p.SoftirqRatio())
 	}
-	med := r2.Median
-	path := func(s r2.RXSide) string {
+	med := kit.Median
+	path := func(s kit.RXSide) string {
 		p, _, _ := strings.Cut(s.RXPath, " (")
 		if s.GRORatio > 0 {
 			p += fmt.Sprintf(", GRO ratio %.1f", s.GRORatio)
@@ -177,13 +175,13 @@ func rxTable(dir string) (string, error) {
 	}
 	last := pairs[len(pairs)-1]
 	rows := [][]string{
-		{"receive, Mbit/s (guest time)", r2.F(med(sm), 1), r2.F(med(om), 1), "**" + r2.F(med(tr), 3) + "**"},
+		{"receive, Mbit/s (guest time)", kit.F(med(sm), 1), kit.F(med(om), 1), "**" + kit.F(med(tr), 3) + "**"},
 		{"busy CPU, all 4 vCPUs", fmt.Sprintf("%.0f%%", med(sb)), fmt.Sprintf("%.0f%%", med(ob)), ""},
-		{"busy CPU ms per Mbit", r2.F(med(sp), 4), r2.F(med(op), 4), "**" + r2.F(med(br), 3) + "**"},
-		{"softirq / sys per Mbit", fmt.Sprintf("%.4f / %.4f", med(ss), med(sy)), fmt.Sprintf("%.4f / %.4f", med(os_), med(oy)), r2.F(med(sr), 3) + " (softirq)"},
+		{"busy CPU ms per Mbit", kit.F(med(sp), 4), kit.F(med(op), 4), "**" + kit.F(med(br), 3) + "**"},
+		{"softirq / sys per Mbit", fmt.Sprintf("%.4f / %.4f", med(ss), med(sy)), fmt.Sprintf("%.4f / %.4f", med(os_), med(oy)), kit.F(med(sr), 3) + " (softirq)"},
 		{"RX path", path(last.Stock), path(last.Ours), ""},
 	}
-	return mdtab.Table([]string{"", fmt.Sprintf("stock (Debian's usbnet, median of %d)", len(pairs)),
+	return kit.Table([]string{"", fmt.Sprintf("stock (Debian's usbnet, median of %d)", len(pairs)),
 		"ours (the 8-patch series, cross-built)", "ours / stock (median pair)"}, rows), nil
 }
 
@@ -196,7 +194,7 @@ var (
 // clean, where the others failed, and (when the stress counted them) slow
 // recoveries and gadget stalls per clean run.
 func stressCell(dir, side string) (string, error) {
-	ents, err := os.ReadDir(dir)
+	ents, err := kit.ReadDir(dir)
 	if err != nil {
 		return "", err
 	}
@@ -210,7 +208,7 @@ func stressCell(dir, side string) (string, error) {
 	clean := 0
 	var fails, slow, stalls []string
 	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(dir, n, "vm.json"))
+		b, err := kit.ReadRaw(filepath.Join(dir, n, "vm.json"))
 		if err != nil {
 			return "", err
 		}
@@ -269,5 +267,5 @@ func stressTable(d string) (string, error) {
 		}
 		rows = append(rows, row)
 	}
-	return mdtab.Table([]string{"series", "ours", "stock"}, rows), nil
+	return kit.Table([]string{"series", "ours", "stock"}, rows), nil
 }

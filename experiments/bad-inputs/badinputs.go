@@ -5,12 +5,10 @@
 package badinputs
 
 import (
-	"fmt"
-	"path/filepath"
 	"strconv"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
 func init() {
@@ -30,21 +28,14 @@ type run struct {
 }
 
 // The binaries tried: the label is which commit each was built from.
-var binaries = []struct{ label, file string }{
-	{"main (90235b8)", "before.json"},
-	{"branch i21tune", "after.json"},
+var binaries = []kit.Swept{
+	{Label: "main (90235b8)", File: "before.json"},
+	{Label: "branch i21tune", File: "after.json"},
 }
 
 func tables(dir string) (map[string]string, error) {
-	var rows [][]string
-	for _, b := range binaries {
-		var r run
-		if err := mdtab.ReadJSON(filepath.Join(dir, "data", b.file), &r); err != nil {
-			return nil, err
-		}
-		if len(r.Inputs) != r.Tried {
-			return nil, fmt.Errorf("data/%s: %d inputs recorded, %d tried", b.file, len(r.Inputs), r.Tried)
-		}
+	count := func(r *run) (int, int) { return len(r.Inputs), r.Tried }
+	rows, err := kit.SweepRows(dir, binaries, "inputs", count, func(b kit.Swept, r *run) ([]string, error) {
 		var clear, nonzero, crashed, changed int
 		for _, in := range r.Inputs {
 			if in.Clear {
@@ -60,8 +51,11 @@ func tables(dir string) (map[string]string, error) {
 				changed++
 			}
 		}
-		rows = append(rows, []string{b.label, strconv.Itoa(len(r.Inputs)), strconv.Itoa(clear), strconv.Itoa(nonzero),
-			strconv.Itoa(crashed), strconv.Itoa(changed)})
+		return []string{b.Label, strconv.Itoa(len(r.Inputs)), strconv.Itoa(clear), strconv.Itoa(nonzero),
+			strconv.Itoa(crashed), strconv.Itoa(changed)}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return map[string]string{"summary": mdtab.Table([]string{"binary", "tried", "clear", "non-zero exit", "crashes", "changed something"}, rows)}, nil
+	return map[string]string{"summary": kit.Table([]string{"binary", "tried", "clear", "non-zero exit", "crashes", "changed something"}, rows)}, nil
 }

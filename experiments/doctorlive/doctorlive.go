@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 	"github.com/wirespeed/wirespeed/internal/doctor"
 )
 
@@ -36,7 +36,7 @@ var (
 
 func load(path string) (*doctor.Report, error) {
 	var r doctor.Report
-	if err := mdtab.ReadJSON(path, &r); err != nil {
+	if err := kit.ReadJSON(path, &r); err != nil {
 		return nil, err
 	}
 	if !strings.HasPrefix(r.Schema, "wirespeed.doctor/") {
@@ -94,7 +94,7 @@ func tables(dir string) (map[string]string, error) {
 		vm = append(vm, []string{m.label, findings(snap, false), findings(res, true)})
 	}
 	return map[string]string{
-		"hostlab":    mdtab.Table([]string{"state", "findings", "NET_RX share CPU0 / CPU1"}, host),
-		"vm-usb-nic": mdtab.Table([]string{"modules", "doctor (snapshot)", "doctor --result (bench run)"}, vm),
+		"hostlab":    kit.Table([]string{"state", "findings", "NET_RX share CPU0 / CPU1"}, host),
+		"vm-usb-nic": kit.Table([]string{"modules", "doctor (snapshot)", "doctor --result (bench run)"}, vm),
 	}, nil
 }

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
@@ -34,7 +34,7 @@ var batches = []struct{ sub, scrape string }{
 const userHZ = 100
 
 func mbit(path string) (float64, error) {
-	b, err := mdtab.ReadFile(path)
+	b, err := kit.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -50,7 +50,7 @@ func mbit(path string) (float64, error) {
 
 // scrapes returns the median scrape time of one run, in seconds.
 func scrapes(path string) (float64, error) {
-	b, err := os.ReadFile(path)
+	b, err := kit.ReadRaw(path)
 	if err != nil {
 		return 0, err
 	}
@@ -70,7 +70,7 @@ func scrapes(path string) (float64, error) {
 }
 
 func ticks(path string) (float64, error) {
-	b, err := os.ReadFile(path)
+	b, err := kit.ReadRaw(path)
 	if err != nil {
 		return 0, err
 	}
@@ -85,7 +85,7 @@ func batch(dir, scrape string) ([]string, error) {
 	var offs, ons, cpu, scr []float64
 	for p := 1; ; p++ {
 		base := filepath.Join(dir, fmt.Sprintf("pair%d-", p))
-		if _, err := os.Stat(base + "off.json.gz"); os.IsNotExist(err) && p > 1 {
+		if _, err := kit.Stat(base + "off.json.gz"); os.IsNotExist(err) && p > 1 {
 			break
 		}
 		off, err := mbit(base + "off.json.gz")
@@ -133,7 +133,7 @@ func tables(dir string) (map[string]string, error) {
 		}
 		rows = append(rows, row)
 	}
-	return map[string]string{"pairs": mdtab.Table([]string{"scrape every", "pairs", "median off / on Mbit/s",
+	return map[string]string{"pairs": kit.Table([]string{"scrape every", "pairs", "median off / on Mbit/s",
 		"on/off per pair, in order", "on/off median (IQR)", "mean", "exporter CPU per run, median",
 		"scrape wall time, median of the runs' medians"}, rows)}, nil
 }

@@ -6,11 +6,10 @@ package hostile
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
 func init() {
@@ -28,40 +27,36 @@ type run struct {
 }
 
 // The binaries swept: the label is which commit each was built from.
-var binaries = []struct{ label, file string }{
-	{"hostile before this session (194fe62)", "before.json"},
-	{"hostile after", "sweep.json"},
+var binaries = []kit.Swept{
+	{Label: "hostile before this session (194fe62)", File: "before.json"},
+	{Label: "hostile after", File: "sweep.json"},
 	// issue 40: the same script with its section 7, on the binary the
 	// issue was filed against and on the one that fixed it
-	{"issue 40's sweep, before (970db8e)", "round3-970db8e.json"},
-	{"issue 40's sweep, after (a27acbc)", "round3-a27acbc.json"},
+	{Label: "issue 40's sweep, before (970db8e)", File: "round3-970db8e.json"},
+	{Label: "issue 40's sweep, after (a27acbc)", File: "round3-a27acbc.json"},
 }
 
 func tables(dir string) (map[string]string, error) {
-	var rows [][]string
-	for _, b := range binaries {
-		var r run
-		if err := mdtab.ReadJSON(filepath.Join(dir, "data", b.file), &r); err != nil {
-			return nil, err
-		}
-		if len(r.Cases) != r.Tried {
-			return nil, fmt.Errorf("data/%s: %d cases recorded, %d tried", b.file, len(r.Cases), r.Tried)
-		}
+	count := func(r *run) (int, int) { return len(r.Cases), r.Tried }
+	rows, err := kit.SweepRows(dir, binaries, "cases", count, func(b kit.Swept, r *run) ([]string, error) {
 		n := map[string]int{}
 		for _, c := range r.Cases {
 			switch c.Class {
 			case "clear", "unclear", "wrong", "hang":
 				n[c.Class]++
 			default:
-				return nil, fmt.Errorf("data/%s: case %q has class %q", b.file, c.Args, c.Class)
+				return nil, fmt.Errorf("data/%s: case %q has class %q", b.File, c.Args, c.Class)
 			}
 		}
 		host := "no"
 		if r.HostChanged {
 			host = "yes"
 		}
-		rows = append(rows, []string{b.label, strconv.Itoa(r.Tried), strconv.Itoa(n["clear"]), strconv.Itoa(n["unclear"]),
-			strconv.Itoa(n["wrong"]), strconv.Itoa(n["hang"]), host})
+		return []string{b.Label, strconv.Itoa(r.Tried), strconv.Itoa(n["clear"]), strconv.Itoa(n["unclear"]),
+			strconv.Itoa(n["wrong"]), strconv.Itoa(n["hang"]), host}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return map[string]string{"summary": mdtab.Table([]string{"binary", "tried", "clear", "unclear", "wrong", "hang", "host changed"}, rows)}, nil
+	return map[string]string{"summary": kit.Table([]string{"binary", "tried", "clear", "unclear", "wrong", "hang", "host changed"}, rows)}, nil
 }

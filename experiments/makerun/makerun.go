@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
@@ -29,7 +29,7 @@ var pRe = regexp.MustCompile(`p=([0-9.e+-]+)\)`)
 
 func load(dir, name string) (*bench.Result, error) {
 	path := filepath.Join(dir, "data", name)
-	b, err := mdtab.ReadFile(path)
+	b, err := kit.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -101,9 +101,9 @@ func tables(dir string) (map[string]string, error) {
 		}
 	}
 	return map[string]string{
-		"headline": mdtab.Table([]string{"RUN_REPEAT", "runs", "bench time (result's start to end)",
+		"headline": kit.Table([]string{"RUN_REPEAT", "runs", "bench time (result's start to end)",
 			"gro vs nogro (paired, 95% interval)", "threaded vs nogro"}, main),
-		"per-rep": mdtab.Table([]string{"RUN_REPEAT", "variant", "per-repetition ratios (variant / nogro)",
+		"per-rep": kit.Table([]string{"RUN_REPEAT", "variant", "per-repetition ratios (variant / nogro)",
 			"median", "geometric mean"}, reps),
 	}, nil
 }

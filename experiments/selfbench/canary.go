@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
 
@@ -39,7 +39,7 @@ type canaryPoint struct {
 
 // readCanary pairs each canary-MODE-N.json with bench-MODE-N.json.gz.
 func readCanary(d string) ([]canaryPoint, error) {
-	files, err := filepath.Glob(filepath.Join(d, "canary-*.json"))
+	files, err := kit.Glob(filepath.Join(d, "canary-*.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func readCanary(d string) ([]canaryPoint, error) {
 			return nil, fmt.Errorf("%s: no bench-%s-%d.json.gz", f, mode, rep)
 		}
 		var c canaryFile
-		if err := mdtab.ReadJSON(f, &c); err != nil {
+		if err := kit.ReadJSON(f, &c); err != nil {
 			return nil, err
 		}
 		if c.Before.IterationsPerS <= 0 || c.After.IterationsPerS <= 0 {
@@ -216,5 +216,5 @@ func canaryTable(d string) (string, error) {
 	if len(rows) == 1 {
 		return "", fmt.Errorf("no canary-off-N.json")
 	}
-	return mdtab.Table([]string{"figure (full rate, host-speed canary)", "reading", "now (" + env.Before.Commit + ")"}, rows), nil
+	return kit.Table([]string{"figure (full rate, host-speed canary)", "reading", "now (" + env.Before.Commit + ")"}, rows), nil
 }

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
@@ -37,7 +37,7 @@ const userHZ = 100
 
 // readRateRuns reads d/rate-MODE-N.json.gz: the runs by mode and repetition.
 func readRateRuns(d string) (map[string]map[int]rateRun, error) {
-	files, err := filepath.Glob(filepath.Join(d, "rate-*.json.gz"))
+	files, err := kit.Glob(filepath.Join(d, "rate-*.json.gz"))
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func readRateRuns(d string) (map[string]map[int]rateRun, error) {
 			return nil, fmt.Errorf("%s: not rate-MODE-N.json.gz", f)
 		}
 		mode := name[:i]
-		b, err := mdtab.ReadFile(f)
+		b, err := kit.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +186,7 @@ func cpuTable(d string) (string, error) {
 		rows = append(rows, row)
 	}
 	rows = append(rows, pairedRows(modes, per)...)
-	return mdtab.Table([]string{"figure (fixed rate)", "goal", "now (" + env.Before.Commit + ")"}, rows), nil
+	return kit.Table([]string{"figure (fixed rate)", "goal", "now (" + env.Before.Commit + ")"}, rows), nil
 }
 
 // rateModes are the modes of runs: off first, then the others by name.

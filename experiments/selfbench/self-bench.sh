@@ -76,7 +76,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-go build -o "$tmp/canary" ./experiments/selfbench/canary
+# experiments/ is a module of its own: go -C builds in it
+go -C experiments build -o "$tmp/canary" ./selfbench/canary
 mkdir -p "$out"
 
 # the validity rule wants an idle machine: wait up to 5 min for the 1-minute
@@ -185,7 +186,8 @@ stats_was=
 echo "self-bench: exporter" >&2
 set -- -bin "now=$WS" -bin "now-full=$WS --refresh 0"
 [ -n "${BEFORE:-}" ] && set -- "$@" -bin "before=$BEFORE"
-go run ./experiments/selfbench/scrapeload "$@" -rounds 2 -o "$out/scrapes.json" 2>&1 |
+go -C experiments build -o "$tmp/scrapeload" ./selfbench/scrapeload
+"$tmp/scrapeload" "$@" -rounds 2 -o "$out/scrapes.json" 2>&1 |
 	grep -v '^wirespeed exporter:' >&2 || true
 [ -s "$out/scrapes.json" ] || { echo "self-bench: scrapeload wrote nothing" >&2; exit 1; }
 
@@ -197,4 +199,4 @@ go run ./experiments/selfbench/scrapeload "$@" -rounds 2 -o "$out/scrapes.json" 
 } >"$out/env.json"
 rm -f "$out/env.json.part"
 gzip -9 "$out"/bench-*.json "$out"/rate-*.json "$out"/bpfstats-light-*.json "$out"/bpfprogs-*.json
-echo "self-bench: raw files in $out; make experiments-update puts its table in docs/results.md" >&2
+echo "self-bench: raw files in $out; experiments/archive-run.sh $out makes the run one file, then make experiments-update puts its table in docs/results.md" >&2

@@ -7,14 +7,13 @@ package selfbench
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
@@ -42,7 +41,7 @@ const (
 // files, RUN-cpu (observe's CPU cost at a fixed rate) and RUN-canary (bench's
 // throughput against the host-speed canary).
 func Tables(dir string) (map[string]string, error) {
-	runs, err := filepath.Glob(filepath.Join(dir, "data", "*", "env.json"))
+	runs, err := kit.Glob(filepath.Join(dir, "data", "*", "env.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -72,12 +71,12 @@ func runTables(d string, out map[string]string) error {
 		return err
 	}
 	out[base+"-programs"] = t
-	if files, _ := filepath.Glob(filepath.Join(d, "rate-*.json.gz")); len(files) > 0 {
+	if files, _ := kit.Glob(filepath.Join(d, "rate-*.json.gz")); len(files) > 0 {
 		if out[base+"-cpu"], err = cpuTable(d); err != nil {
 			return err
 		}
 	}
-	if files, _ := filepath.Glob(filepath.Join(d, "canary-*.json")); len(files) > 0 {
+	if files, _ := kit.Glob(filepath.Join(d, "canary-*.json")); len(files) > 0 {
 		if out[base+"-canary"], err = canaryTable(d); err != nil {
 			return err
 		}
@@ -86,7 +85,7 @@ func runTables(d string, out map[string]string) error {
 }
 
 func exists(path string) bool {
-	_, err := os.Stat(path)
+	_, err := kit.Stat(path)
 	return err == nil
 }
 
@@ -116,7 +115,7 @@ type Scrapes struct {
 
 // throughputs reads bench-MODE-N.json.gz: Mbit/s by repetition.
 func throughputs(d, mode string) (map[int]float64, error) {
-	files, err := filepath.Glob(filepath.Join(d, "bench-"+mode+"-*.json.gz"))
+	files, err := kit.Glob(filepath.Join(d, "bench-"+mode+"-*.json.gz"))
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +125,7 @@ func throughputs(d, mode string) (map[int]float64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: not bench-MODE-N.json.gz", f)
 		}
-		b, err := mdtab.ReadFile(f)
+		b, err := kit.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -182,7 +181,7 @@ func ms(ns float64) string { return fmt.Sprintf("%.2f ms", ns/1e6) }
 // or why not.
 func validity(d string) (envFile, string, error) {
 	var env envFile
-	if err := mdtab.ReadJSON(filepath.Join(d, "env.json"), &env); err != nil {
+	if err := kit.ReadJSON(filepath.Join(d, "env.json"), &env); err != nil {
 		return env, "", err
 	}
 	load, err := strconv.ParseFloat(strings.Fields(env.Before.Loadavg + " x")[0], 64)
@@ -203,7 +202,7 @@ func validity(d string) (envFile, string, error) {
 			Name string `json:"name"`
 			Type string `json:"type"`
 		}
-		if err := mdtab.ReadJSON(start, &progs); err != nil {
+		if err := kit.ReadJSON(start, &progs); err != nil {
 			return env, "", err
 		}
 		var names []string
@@ -240,7 +239,7 @@ func runTable(d string) (string, error) {
 		}
 	}
 	var sc Scrapes
-	if err := mdtab.ReadJSON(filepath.Join(d, "scrapes.json"), &sc); err != nil {
+	if err := kit.ReadJSON(filepath.Join(d, "scrapes.json"), &sc); err != nil {
 		return "", err
 	}
 	serial := map[string][]float64{}
@@ -281,7 +280,7 @@ func runTable(d string) (string, error) {
 		{"bench repeatability, GRO on, observation off: CoV", "<= 3%", cov(mode["off"]), "-"},
 		{"bench repeatability, GRO on, bench's default (sampled 10%): CoV", "<= 3%", cov(mode["sampled"]), "-"},
 	}
-	return mdtab.Table([]string{"figure", "goal", "now (" + env.Before.Commit + ")", "before (`BEFORE` binary)"}, rows), nil
+	return kit.Table([]string{"figure", "goal", "now (" + env.Before.Commit + ")", "before (`BEFORE` binary)"}, rows), nil
 }
 
 type progSample struct {
@@ -303,7 +302,7 @@ func programsTable(d string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return mdtab.Table([]string{"program (light, continuous)", "events/s", "ns per event", "% of one CPU"}, rows), nil
+	return kit.Table([]string{"program (light, continuous)", "events/s", "ns per event", "% of one CPU"}, rows), nil
 }
 
 // programSetsTable: the same for each program set P of the run
@@ -311,7 +310,7 @@ func programsTable(d string) (string, error) {
 // loaded in sample 0, taken just before the statistics run started: the
 // set's own names, whatever they are.
 func programSetsTable(d string) (string, error) {
-	files, err := filepath.Glob(filepath.Join(d, "bpfprogs-*-0.json.gz"))
+	files, err := kit.Glob(filepath.Join(d, "bpfprogs-*-0.json.gz"))
 	if err != nil {
 		return "", err
 	}
@@ -323,7 +322,7 @@ func programSetsTable(d string) (string, error) {
 	for _, f := range files {
 		set := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "bpfprogs-"), "-0.json.gz")
 		var before progSample
-		if err := mdtab.ReadJSON(f, &before); err != nil {
+		if err := kit.ReadJSON(f, &before); err != nil {
 			return "", err
 		}
 		loaded := map[int]bool{}
@@ -338,7 +337,7 @@ func programSetsTable(d string) (string, error) {
 			rows = append(rows, append([]string{set}, row...))
 		}
 	}
-	return mdtab.Table([]string{"program set", "program (light, continuous)", "events/s", "ns per event", "% of one CPU"}, rows), nil
+	return kit.Table([]string{"program set", "program (light, continuous)", "events/s", "ns per event", "% of one CPU"}, rows), nil
 }
 
 // programRows reads PREFIX-1.json.gz and PREFIX-2.json.gz, two bpftool
@@ -347,10 +346,10 @@ func programSetsTable(d string) (string, error) {
 // event, share of one CPU.
 func programRows(prefix string, ours func(id int, name string) bool) ([][]string, error) {
 	var a, b progSample
-	if err := mdtab.ReadJSON(prefix+"-1.json.gz", &a); err != nil {
+	if err := kit.ReadJSON(prefix+"-1.json.gz", &a); err != nil {
 		return nil, err
 	}
-	if err := mdtab.ReadJSON(prefix+"-2.json.gz", &b); err != nil {
+	if err := kit.ReadJSON(prefix+"-2.json.gz", &b); err != nil {
 		return nil, err
 	}
 	dt := b.Time - a.Time

@@ -9,12 +9,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 	"github.com/wirespeed/wirespeed/internal/stats"
 	"github.com/wirespeed/wirespeed/internal/tune"
 )
@@ -86,7 +86,7 @@ var short = map[string]string{
 func verdicts(d string) (string, error) {
 	var rows [][]string
 	for run := 1; run <= runs; run++ {
-		b, err := os.ReadFile(filepath.Join(d, fmt.Sprintf("run%d", run), "tune-apply.json"))
+		b, err := kit.ReadRaw(filepath.Join(d, fmt.Sprintf("run%d", run), "tune-apply.json"))
 		if err != nil {
 			return "", err
 		}
@@ -143,7 +143,7 @@ func verdicts(d string) (string, error) {
 // knobs reads an rps-*.txt: rps_cpus, rps_flow_cnt, rps_sock_flow_entries.
 func knobs(path string) ([3]string, error) {
 	var out [3]string
-	b, err := os.ReadFile(path)
+	b, err := kit.ReadRaw(path)
 	if err != nil {
 		return out, err
 	}
@@ -172,7 +172,7 @@ func replug(d string) (string, error) {
 	var vals [4][3]string
 	for run := 1; run <= runs; run++ {
 		rd := filepath.Join(d, fmt.Sprintf("run%d", run))
-		if _, err := os.Stat(filepath.Join(rd, "rps-after-static.txt")); err != nil {
+		if _, err := kit.Stat(filepath.Join(rd, "rps-after-static.txt")); err != nil {
 			continue // runs 1-2 had no static apply
 		}
 		for i, f := range files {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
 func init() {
@@ -27,7 +27,7 @@ type tally struct {
 
 func tables(dir string) (map[string]string, error) {
 	var t tally
-	if err := mdtab.ReadJSON(filepath.Join(dir, "data", "result.json"), &t); err != nil {
+	if err := kit.ReadJSON(filepath.Join(dir, "data", "result.json"), &t); err != nil {
 		return nil, err
 	}
 	if len(t.DelaysS) != t.Kills {
@@ -39,7 +39,7 @@ func tables(dir string) (map[string]string, error) {
 		fmt.Sprint(t.FinishedBeforeKill),
 		fmt.Sprintf("**%d**", t.Mismatches),
 	}
-	return map[string]string{"kills": mdtab.Table(
+	return map[string]string{"kills": kit.Table(
 		[]string{"kills", "killed mid-run", "finished before the kill", "mismatches after `revert --all`"},
 		[][]string{row})}, nil
 }

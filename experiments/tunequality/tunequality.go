@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
 
@@ -75,7 +75,7 @@ type run struct {
 
 func load(dir string, n int) (*run, error) {
 	var r run
-	if err := mdtab.ReadJSON(filepath.Join(dir, "data", fmt.Sprintf("run%d.json", n)), &r); err != nil {
+	if err := kit.ReadJSON(filepath.Join(dir, "data", fmt.Sprintf("run%d.json", n)), &r); err != nil {
 		return nil, err
 	}
 	if len(r.Validation.Optimum) == 0 || len(r.Validation.Optimum) != len(r.Validation.Tuner) {
@@ -230,7 +230,7 @@ func tables(dir string) (map[string]string, error) {
 		pairs  = "per-pair ratios"
 	)
 	return map[string]string{
-		"runs1-3": mdtab.Table([]string{"run", exh, tuner, ratios, pairs}, first),
-		"runs4-9": mdtab.Table([]string{"run", "tuner", exh, tuner, ratios, pairs}, quiet),
+		"runs1-3": kit.Table([]string{"run", exh, tuner, ratios, pairs}, first),
+		"runs4-9": kit.Table([]string{"run", "tuner", exh, tuner, ratios, pairs}, quiet),
 	}, nil
 }

@@ -9,8 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
 // axRuns are devlab-rx.sh's AX88179 phases (issue 42, seed 003's shape),
@@ -39,7 +38,7 @@ type axSide struct {
 // loaded p50 and, receiving, GRO's segments per skb. ok is false when the
 // bench is missing or incomplete.
 func axDirection(run, direction string) (axSide, bool, error) {
-	r, err := r2.FirstRun(run, direction)
+	r, err := kit.FirstRun(run, direction)
 	if err != nil || r == nil {
 		return axSide{}, false, err
 	}
@@ -62,7 +61,7 @@ func axDirection(run, direction string) (axSide, bool, error) {
 	}
 	s.busyPerMbit = (100 - idle) * float64(len(r.Load.CPUs)) / dev
 	if direction == "receive" {
-		devs, err := r2.Observed(r)
+		devs, err := kit.Observed(r)
 		if err != nil {
 			return axSide{}, false, fmt.Errorf("%s: %w", run, err)
 		}
@@ -80,14 +79,14 @@ func axDirection(run, direction string) (axSide, bool, error) {
 // it booted (any QEMU there is another run's). why says what made it
 // invalid.
 func axBoot(run string, loaded bool) (recv, send axSide, why string, err error) {
-	ok, err := r2.VMOK(run)
+	ok, err := kit.VMOK(run)
 	if err != nil {
 		return recv, send, "", err
 	}
 	if !ok {
 		return recv, send, "the boot failed", nil
 	}
-	if w, err := r2.OutsideLoad(filepath.Join(run, "host-top.txt"), true); err != nil || !loaded && w > 20 {
+	if w, err := kit.OutsideLoad(filepath.Join(run, "host-top.txt"), true); err != nil || !loaded && w > 20 {
 		return recv, send, fmt.Sprintf("another process at %.0f%% of a CPU before the boot", w), err
 	}
 	var okR, okS bool
@@ -107,7 +106,7 @@ func axBoot(run string, loaded bool) (recv, send axSide, why string, err error) 
 // median over reps of its ratio to the same rep's stock boot - then the
 // boots not counted.
 func axTable(dir, phase string, variants []string, loaded bool) (string, error) {
-	reps, err := r2.Reps(dir, phase+"-stock")
+	reps, err := kit.Reps(dir, phase+"-stock")
 	if err != nil {
 		return "", err
 	}
@@ -118,7 +117,7 @@ func axTable(dir, phase string, variants []string, loaded bool) (string, error) 
 		got[v] = map[int]boot{}
 		for _, i := range reps {
 			run := filepath.Join(dir, fmt.Sprintf("%s-%s-%d", phase, v, i))
-			if _, err := os.Stat(run); err != nil {
+			if _, err := kit.Stat(run); err != nil {
 				continue
 			}
 			recv, send, why, err := axBoot(run, loaded)
@@ -153,7 +152,7 @@ func axTable(dir, phase string, variants []string, loaded bool) (string, error) 
 	if len(dropped) > 0 {
 		rows = append(rows, []string{"not counted", strconv.Itoa(len(dropped)), strings.Join(dropped, "; "), "", "", "", "", "", "", "", "", "", ""})
 	}
-	return mdtab.Table([]string{"variant", "boots", "receive Mbit/s", "receive / stock", "receive busy % per Mbit/s", "busy per Mbit/s / stock",
+	return kit.Table([]string{"variant", "boots", "receive Mbit/s", "receive / stock", "receive busy % per Mbit/s", "busy per Mbit/s / stock",
 		"receive probe p50 ms", "GRO segments per skb", "send Mbit/s", "send / stock", "send busy % per Mbit/s", "busy per Mbit/s / stock", "send: BQL limit, highest sampled (bytes)"}, rows), nil
 }
 
@@ -162,13 +161,13 @@ func med(xs []float64, prec int) string {
 	if len(xs) == 0 {
 		return ""
 	}
-	return r2.F(r2.Median(xs), prec)
+	return kit.F(kit.Median(xs), prec)
 }
 
 // axRepsTable: each rep's receive and send Mbit/s per variant, with the
 // ratio to that rep's stock boot; "-" where a boot was not counted.
 func axRepsTable(dir, phase string, variants []string, loaded bool) (string, error) {
-	reps, err := r2.Reps(dir, phase+"-stock")
+	reps, err := kit.Reps(dir, phase+"-stock")
 	if err != nil {
 		return "", err
 	}
@@ -193,14 +192,14 @@ func axRepsTable(dir, phase string, variants []string, loaded bool) (string, err
 				base = [2]float64{recv.mbit, send.mbit}
 			}
 			for k, x := range []float64{recv.mbit, send.mbit} {
-				c := r2.F(x, 0)
+				c := kit.F(x, 0)
 				if v != "stock" && base[k] > 0 {
-					c += " (" + r2.F(x/base[k], 2) + ")"
+					c += " (" + kit.F(x/base[k], 2) + ")"
 				}
 				row = append(row, c)
 			}
 		}
 		rows = append(rows, row)
 	}
-	return mdtab.Table(head, rows), nil
+	return kit.Table(head, rows), nil
 }

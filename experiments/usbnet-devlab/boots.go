@@ -4,13 +4,11 @@ package usbnetdevlab
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
 // bootRuns are directories of single boots (one per model, kernel and
@@ -25,7 +23,7 @@ var bootRuns = map[string]string{
 // every bench complete), the driver that bound and its USB speed, the
 // guest's kernel and Mbit/s each way, the guards' hits.
 func bootTable(dir string) (string, error) {
-	ents, err := os.ReadDir(dir)
+	ents, err := kit.ReadDir(dir)
 	if err != nil {
 		return "", err
 	}
@@ -48,7 +46,7 @@ func bootTable(dir string) (string, error) {
 				Guard string `json:"guard"`
 			} `json:"guards"`
 		}
-		if err := mdtab.ReadJSON(filepath.Join(run, "vm.json"), &v); err != nil {
+		if err := kit.ReadJSON(filepath.Join(run, "vm.json"), &v); err != nil {
 			return "", err
 		}
 		facts, err := readFactStrings(filepath.Join(run, "facts.txt"))
@@ -58,10 +56,10 @@ func bootTable(dir string) (string, error) {
 		verdict := "pass"
 		mbit := map[string]string{"send": "-", "receive": "-"}
 		for _, dir := range []string{"send", "receive"} {
-			if _, err := os.Stat(filepath.Join(run, "bench-"+dir+".json")); err != nil {
+			if _, err := kit.Stat(filepath.Join(run, "bench-"+dir+".json")); err != nil {
 				continue
 			}
-			r, err := r2.FirstRun(run, dir)
+			r, err := kit.FirstRun(run, dir)
 			if err != nil {
 				return "", err
 			}
@@ -69,7 +67,7 @@ func bootTable(dir string) (string, error) {
 				verdict = "FAIL (bench incomplete)"
 				continue
 			}
-			mbit[dir] = r2.F(r.Metrics[dir+"_mbit"], 1)
+			mbit[dir] = kit.F(r.Metrics[dir+"_mbit"], 1)
 		}
 		if !v.OK {
 			verdict = "FAIL"
@@ -84,13 +82,13 @@ func bootTable(dir string) (string, error) {
 	if len(rows) == 0 {
 		return "", fmt.Errorf("%s: no boots", dir)
 	}
-	return mdtab.Table([]string{"boot", "verdict", "guest kernel", "driver bound", "USB speed", "send Mbit/s",
+	return kit.Table([]string{"boot", "verdict", "guest kernel", "driver bound", "USB speed", "send Mbit/s",
 		"receive Mbit/s", "console guards hit"}, rows), nil
 }
 
 // readFactStrings reads a guest's facts.txt as key=value strings.
 func readFactStrings(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := kit.ReadRaw(path)
 	if err != nil {
 		return nil, err
 	}

@@ -8,19 +8,16 @@ package usbnetdevlab
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
-	rxcost "github.com/wirespeed/wirespeed/experiments/usbnet-rxcost"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+func exists(p string) bool { _, err := kit.Stat(p); return err == nil }
 
 func init() {
 	experiments.Register(experiments.Experiment{Name: "usbnet-devlab", Tables: tables})
@@ -37,7 +34,7 @@ func tables(dir string) (map[string]string, error) {
 	out := map[string]string{}
 	for id, r := range runs {
 		d := filepath.Join(dir, "data", r.dir)
-		if _, err := os.Stat(d); err != nil {
+		if _, err := kit.Stat(d); err != nil {
 			continue
 		}
 		t, err := rxTable(d, r.phase)
@@ -62,7 +59,7 @@ func tables(dir string) (map[string]string, error) {
 	}
 	for id, d := range hostileRuns {
 		d = filepath.Join(dir, "data", d)
-		if _, err := os.Stat(d); err != nil {
+		if _, err := kit.Stat(d); err != nil {
 			continue
 		}
 		t, err := hostileTable(d)
@@ -72,7 +69,7 @@ func tables(dir string) (map[string]string, error) {
 		out[id] = t
 	}
 	if d := filepath.Join(dir, "data", "profile-7.3.4-2026-11-28"); exists(d) {
-		t, err := rxcost.ProfileRunsTable(d, "ncm-stock", "ncm-ours")
+		t, err := kit.ProfileRunsTable(d, "ncm-stock", "ncm-ours")
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +88,7 @@ func tables(dir string) (map[string]string, error) {
 	}
 	for id, d := range stressRuns {
 		d = filepath.Join(dir, "data", d)
-		if _, err := os.Stat(d); err != nil {
+		if _, err := kit.Stat(d); err != nil {
 			continue
 		}
 		t, err := stressTable(d)
@@ -108,12 +105,12 @@ var hostileRuns = map[string]string{"hostile-7.3": "hostile-7.3.4-2026-11-28",
 	"hostile-rndis-ax-7.3": "hostile2-7.3.4-2026-11-28", "hostile-kasan-7.3": "hostile-kasan-7.3.4-2026-11-28"}
 
 // quietPairs keeps the pairs whose boots both started on a quiet host.
-func quietPairs(dir, phase string, pairs []r2.RXPair, dropped []int) ([]r2.RXPair, []int, error) {
-	var keep []r2.RXPair
+func quietPairs(dir, phase string, pairs []kit.RXPair, dropped []int) ([]kit.RXPair, []int, error) {
+	var keep []kit.RXPair
 	for _, p := range pairs {
 		worst := 0.0
 		for _, side := range []string{"stock", "ours"} {
-			w, err := r2.OutsideLoad(filepath.Join(dir, fmt.Sprintf("%s-%s-%d", phase, side, p.Pair), "host-top.txt"), true)
+			w, err := kit.OutsideLoad(filepath.Join(dir, fmt.Sprintf("%s-%s-%d", phase, side, p.Pair), "host-top.txt"), true)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -141,7 +138,7 @@ type device struct {
 
 func readDevice(run string) (device, error) {
 	var d device
-	err := mdtab.ReadJSON(filepath.Join(run, "usbdev.json"), &d)
+	err := kit.ReadJSON(filepath.Join(run, "usbdev.json"), &d)
 	return d, err
 }
 
@@ -150,7 +147,7 @@ func readDevice(run string) (device, error) {
 // time also no process but QEMU, wirespeed and iperf3 above 20% of a CPU
 // before either boot).
 func rxTable(dir, phase string) (string, error) {
-	pairs, dropped, err := r2.RXPhase(dir, phase)
+	pairs, dropped, err := kit.RXPhase(dir, phase)
 	if err != nil {
 		return "", err
 	}
@@ -171,22 +168,22 @@ func rxTable(dir, phase string) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			cpu[i] = r2.F(d.CPUUser+d.CPUSys, 1)
+			cpu[i] = kit.F(d.CPUUser+d.CPUSys, 1)
 			if side == "ours" && d.Model.AggregatesToHost > 0 {
-				per = r2.F(d.Model.FramesToHost/d.Model.AggregatesToHost, 1)
+				per = kit.F(d.Model.FramesToHost/d.Model.AggregatesToHost, 1)
 			}
 		}
-		rows = append(rows, []string{strconv.Itoa(p.Pair), r2.F(p.Stock.Mbit, 1), r2.F(p.Ours.Mbit, 1), r2.F(p.ThroughputRatio(), 3),
-			r2.F(p.Stock.BusyPerMbit, 3), r2.F(p.Ours.BusyPerMbit, 3), r2.F(p.BusyRatio(), 3),
-			p.Ours.RXPath, r2.F(p.Ours.GRORatio, 1), per, cpu[0] + " / " + cpu[1]})
+		rows = append(rows, []string{strconv.Itoa(p.Pair), kit.F(p.Stock.Mbit, 1), kit.F(p.Ours.Mbit, 1), kit.F(p.ThroughputRatio(), 3),
+			kit.F(p.Stock.BusyPerMbit, 3), kit.F(p.Ours.BusyPerMbit, 3), kit.F(p.BusyRatio(), 3),
+			p.Ours.RXPath, kit.F(p.Ours.GRORatio, 1), per, cpu[0] + " / " + cpu[1]})
 	}
 	if len(pairs) > 0 {
-		rows = append(rows, []string{"median", "", "", r2.F(r2.Median(thr), 3), "", "", r2.F(r2.Median(busy), 3), "", "", "", ""})
+		rows = append(rows, []string{"median", "", "", kit.F(kit.Median(thr), 3), "", "", kit.F(kit.Median(busy), 3), "", "", "", ""})
 	}
 	for _, d := range dropped {
 		rows = append(rows, []string{strconv.Itoa(d), "not counted (a boot failed or its bench was incomplete)", "", "", "", "", "", "", "", "", ""})
 	}
-	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % per Mbit/s",
+	return kit.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % per Mbit/s",
 		"ours busy % per Mbit/s", "busy per Mbit/s ours/stock", "RX path (ours)", "GRO segments per skb (ours)",
 		"frames per NTB (ours)", "device CPU s stock / ours"}, rows), nil
 }

@@ -11,8 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
 // hostileRun is one boot of devlab-hostile.sh, as its files say.
@@ -38,7 +37,7 @@ func readHostile(run string) (hostileRun, error) {
 			Text string `json:"text"`
 		} `json:"guards"`
 	}
-	if err := mdtab.ReadJSON(filepath.Join(run, "vm.json"), &v); err != nil {
+	if err := kit.ReadJSON(filepath.Join(run, "vm.json"), &v); err != nil {
 		return h, err
 	}
 	h.ok = v.OK
@@ -52,7 +51,7 @@ func readHostile(run string) (hostileRun, error) {
 		} `json:"stats"`
 		Model map[string]float64 `json:"model"`
 	}
-	if err := mdtab.ReadJSON(filepath.Join(run, "usbdev.json"), &d); err != nil && !os.IsNotExist(err) {
+	if err := kit.ReadJSON(filepath.Join(run, "usbdev.json"), &d); err != nil && !os.IsNotExist(err) {
 		return h, err
 	}
 	h.aggregates, h.stalled, h.bulkInAnswered = d.Model["aggregates_to_host"], d.Stats.Stalled, d.Stats.InTransfers
@@ -68,7 +67,7 @@ func readHostile(run string) (hostileRun, error) {
 		return h, err
 	}
 	h.rxErrors = facts["after-receive.rx_errors"] - facts["before-receive.rx_errors"]
-	r, err := r2.FirstRun(run, "receive")
+	r, err := kit.FirstRun(run, "receive")
 	if err != nil {
 		return h, err
 	}
@@ -80,7 +79,7 @@ func readHostile(run string) (hostileRun, error) {
 
 // readFacts reads the numeric key=value lines of a guest's facts.txt.
 func readFacts(path string) (map[string]float64, error) {
-	f, err := os.Open(path)
+	f, err := kit.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -112,10 +111,10 @@ func hostileTable(dir string) (string, error) {
 		if !h.ok || !h.complete {
 			verdict = "FAIL"
 		}
-		rows = append(rows, []string{n, verdict, r2.F(h.aggregates, 0), r2.F(h.malformed, 0), strconv.Itoa(h.kinds),
-			r2.F(h.stalled, 0), r2.F(h.rxErrors, 0), r2.F(h.mbit, 1), firstGuard(h.guards)})
+		rows = append(rows, []string{n, verdict, kit.F(h.aggregates, 0), kit.F(h.malformed, 0), strconv.Itoa(h.kinds),
+			kit.F(h.stalled, 0), kit.F(h.rxErrors, 0), kit.F(h.mbit, 1), firstGuard(h.guards)})
 	}
-	return mdtab.Table([]string{"boot", "console clean + bench complete", "aggregates sent", "malformed sent",
+	return kit.Table([]string{"boot", "console clean + bench complete", "aggregates sent", "malformed sent",
 		"kinds", "stalled answers", "guest rx_errors", "receive Mbit/s", "first console guard hit"}, rows), nil
 }
 
@@ -130,7 +129,7 @@ func firstGuard(g []string) string {
 // boots lists the boot directories MODEL-SIDE of dir, by model, stock
 // first.
 func boots(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
+	ents, err := kit.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,7 @@ package usbnetdevlab
 import (
 	"path/filepath"
 
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
 // stressRuns are the directories of usbdev-stress boots, by table id.
@@ -23,7 +22,7 @@ func stressTable(dir string) (string, error) {
 	var rows [][]string
 	for _, n := range names {
 		run := filepath.Join(dir, n)
-		ok, err := r2.VMOK(run)
+		ok, err := kit.VMOK(run)
 		if err != nil {
 			return "", err
 		}
@@ -39,16 +38,16 @@ func stressTable(dir string) (string, error) {
 				OutTransfers float64 `json:"out_transfers"`
 			} `json:"stats"`
 		}
-		if err := mdtab.ReadJSON(filepath.Join(run, "usbdev.json"), &d); err != nil {
+		if err := kit.ReadJSON(filepath.Join(run, "usbdev.json"), &d); err != nil {
 			return "", err
 		}
 		verdict := "pass"
 		if !ok {
 			verdict = "FAIL"
 		}
-		rows = append(rows, []string{n, verdict, r2.F(facts["plugins_seen"], 0), r2.F(facts["stress_cycles"], 0),
-			r2.F(d.Stats.Replugs, 0), r2.F(d.Stats.Cancelled, 0), r2.F(d.Stats.InTransfers, 0), r2.F(d.Stats.OutTransfers, 0)})
+		rows = append(rows, []string{n, verdict, kit.F(facts["plugins_seen"], 0), kit.F(facts["stress_cycles"], 0),
+			kit.F(d.Stats.Replugs, 0), kit.F(d.Stats.Cancelled, 0), kit.F(d.Stats.InTransfers, 0), kit.F(d.Stats.OutTransfers, 0)})
 	}
-	return mdtab.Table([]string{"boot", "console clean, 30 new devices, ping after", "new devices the guest configured (unplugs and reloads)",
+	return kit.Table([]string{"boot", "console clean, 30 new devices, ping after", "new devices the guest configured (unplugs and reloads)",
 		"guest cycles (flap, MTU, reload, none)", "device unplugs", "requests cancelled", "bulk IN answered", "bulk OUT taken"}, rows), nil
 }

@@ -10,7 +10,6 @@ package usbnetround3
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -18,8 +17,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
 
@@ -44,17 +42,17 @@ func tables(dir string) (map[string]string, error) {
 }
 
 func bql612(dir string) (string, error) {
-	pairs, err := r2.BQLPairs(dir)
+	pairs, err := kit.BQLPairs(dir)
 	if err != nil {
 		return "", err
 	}
 	var rows [][]string
 	for _, p := range pairs {
-		rows = append(rows, []string{strconv.Itoa(p.Pair), r2.F(p.StockMbit, 1), r2.F(p.OursMbit, 1),
+		rows = append(rows, []string{strconv.Itoa(p.Pair), kit.F(p.StockMbit, 1), kit.F(p.OursMbit, 1),
 			fmt.Sprintf("%.2f -> %.2f", p.StockLoad-p.StockIdle, p.OursLoad-p.OursIdle),
-			r2.F(p.ExcessRatio, 3), r2.F(p.TPRatio, 3), r2.LimitRange(p.Limit)})
+			kit.F(p.ExcessRatio, 3), kit.F(p.TPRatio, 3), kit.LimitRange(p.Limit)})
 	}
-	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "excess stock -> ours ms", "excess ours/stock",
+	return kit.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "excess stock -> ours ms", "excess ours/stock",
 		"throughput ours/stock", "ours BQL limit (distinct values)"}, rows), nil
 }
 
@@ -86,7 +84,7 @@ func bql61(d string) (string, error) {
 	var rows [][]string
 	for _, r := range runs61 {
 		dir := filepath.Join(d, r.dir)
-		pairs, err := r2.BQLPairs(dir)
+		pairs, err := kit.BQLPairs(dir)
 		if err != nil {
 			return "", err
 		}
@@ -94,7 +92,7 @@ func bql61(d string) (string, error) {
 		for _, p := range pairs {
 			ex, tp = append(ex, p.ExcessRatio), append(tp, p.TPRatio)
 		}
-		idle, err := r2.IdlePcts(dir)
+		idle, err := kit.IdlePcts(dir)
 		if err != nil {
 			return "", err
 		}
@@ -113,7 +111,7 @@ func bql61(d string) (string, error) {
 		}
 		rows = append(rows, row)
 	}
-	return mdtab.Table([]string{"run", "cap", "host", "guest idle in load", "excess ours/stock median (per pair)",
+	return kit.Table([]string{"run", "cap", "host", "guest idle in load", "excess ours/stock median (per pair)",
 		"throughput ours/stock median (per pair)", "used for the mark"}, rows), nil
 }
 
@@ -129,7 +127,7 @@ type vmJSON struct {
 
 func readVM(run string) (vmJSON, error) {
 	var v vmJSON
-	b, err := os.ReadFile(filepath.Join(run, "vm.json"))
+	b, err := kit.ReadRaw(filepath.Join(run, "vm.json"))
 	if err != nil {
 		return v, err
 	}
@@ -251,5 +249,5 @@ func stress(d string) (string, error) {
 		}
 		rows = append(rows, []string{s.kernel, set, count, failures})
 	}
-	return mdtab.Table([]string{"kernel", "set", "runs clean / runs", "failures"}, rows), nil
+	return kit.Table([]string{"kernel", "set", "runs clean / runs", "failures"}, rows), nil
 }

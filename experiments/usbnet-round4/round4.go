@@ -10,15 +10,13 @@ package usbnetround4
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
 func init() {
@@ -77,7 +75,7 @@ func stallCount(dirs ...string) (string, error) {
 	var where []string
 	for _, d := range dirs {
 		for _, side := range []string{"stock", "ours"} {
-			reps, err := r2.Reps(d, "bql-"+side)
+			reps, err := kit.Reps(d, "bql-"+side)
 			if err != nil {
 				return "", err
 			}
@@ -88,7 +86,7 @@ func stallCount(dirs ...string) (string, error) {
 				}
 				c := sides[side]
 				c.boots++
-				con, err := os.ReadFile(filepath.Join(run, "console.log"))
+				con, err := kit.ReadRaw(filepath.Join(run, "console.log"))
 				if err != nil {
 					return "", err
 				}
@@ -96,7 +94,7 @@ func stallCount(dirs ...string) (string, error) {
 					c.stalls++
 					where = append(where, filepath.Base(d)+"/"+filepath.Base(run))
 				}
-				b, err := os.ReadFile(filepath.Join(run, "vm.json"))
+				b, err := kit.ReadRaw(filepath.Join(run, "vm.json"))
 				if err != nil {
 					return "", err
 				}
@@ -124,7 +122,7 @@ func stallCount(dirs ...string) (string, error) {
 	}
 	sort.Strings(left)
 	rows = append(rows, []string{"left out (lost outside the guest: PLAN.md addendum 2)", "", strings.Join(left, ", "), ""})
-	return mdtab.Table([]string{"side", "boots", "RCU stall or soft lockup in the console", "boots failed"}, rows), nil
+	return kit.Table([]string{"side", "boots", "RCU stall or soft lockup in the console", "boots failed"}, rows), nil
 }
 
 // bqlMark is the BQL scenario's table of one kernel: every pair the runs
@@ -132,15 +130,15 @@ func stallCount(dirs ...string) (string, error) {
 // results are incomplete) said so, and the BQL limit of both sides (7.x's
 // stock usbnet has BQL of its own; 6.18's reads 0).
 func bqlMark(dir string) (string, error) {
-	pairs, err := r2.BQLPairs(dir)
+	pairs, err := kit.BQLPairs(dir)
 	if err != nil {
 		return "", err
 	}
-	reps, err := r2.Reps(dir, "bql-stock")
+	reps, err := kit.Reps(dir, "bql-stock")
 	if err != nil {
 		return "", err
 	}
-	valid := map[int]r2.BQLPair{}
+	valid := map[int]kit.BQLPair{}
 	for _, p := range pairs {
 		valid[p.Pair] = p
 	}
@@ -152,18 +150,18 @@ func bqlMark(dir string) (string, error) {
 			rows = append(rows, []string{strconv.Itoa(i), "-", "-", "-", "-", "-", "-", "-", "no (V1: a boot failed or its bench is incomplete)"})
 			continue
 		}
-		stockLim, err := r2.LimitSamples(filepath.Join(dir, fmt.Sprintf("bql-stock-%d", i)))
+		stockLim, err := kit.LimitSamples(filepath.Join(dir, fmt.Sprintf("bql-stock-%d", i)))
 		if err != nil {
 			return "", err
 		}
 		ex, tp = append(ex, p.ExcessRatio), append(tp, p.TPRatio)
-		rows = append(rows, []string{strconv.Itoa(i), r2.F(p.StockMbit, 1), r2.F(p.OursMbit, 1),
+		rows = append(rows, []string{strconv.Itoa(i), kit.F(p.StockMbit, 1), kit.F(p.OursMbit, 1),
 			fmt.Sprintf("%.2f -> %.2f", p.StockLoad-p.StockIdle, p.OursLoad-p.OursIdle),
-			r2.F(p.ExcessRatio, 3), r2.F(p.TPRatio, 3), nonzeroRange(stockLim), r2.LimitRange(p.Limit), "yes"})
+			kit.F(p.ExcessRatio, 3), kit.F(p.TPRatio, 3), nonzeroRange(stockLim), kit.LimitRange(p.Limit), "yes"})
 	}
-	rows = append(rows, []string{"median", "", "", "", r2.F(r2.Median(ex), 3), r2.F(r2.Median(tp), 3), "", "",
+	rows = append(rows, []string{"median", "", "", "", kit.F(kit.Median(ex), 3), kit.F(kit.Median(tp), 3), "", "",
 		fmt.Sprintf("%d of %d pairs", len(ex), len(reps))})
-	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "excess stock -> ours ms", "excess ours/stock",
+	return kit.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "excess stock -> ours ms", "excess ours/stock",
 		"throughput ours/stock", "stock BQL limit", "ours BQL limit", "counted"}, rows), nil
 }
 
@@ -172,7 +170,7 @@ func bqlMark(dir string) (string, error) {
 func nonzeroRange(limit []float64) string {
 	for _, v := range limit {
 		if v != 0 {
-			return r2.LimitRange(limit)
+			return kit.LimitRange(limit)
 		}
 	}
 	return "none (0)"
@@ -187,7 +185,7 @@ const minCPUWindow = 4.0
 // loadWindow is the length in seconds of the load window of the first
 // run of a boot's bench-receive.json.
 func loadWindow(run string) (float64, error) {
-	b, err := os.ReadFile(filepath.Join(run, "bench-receive.json"))
+	b, err := kit.ReadRaw(filepath.Join(run, "bench-receive.json"))
 	if err != nil {
 		return 0, err
 	}
@@ -209,9 +207,9 @@ func loadWindow(run string) (float64, error) {
 }
 
 // rxCapacity is the gadget-icount phase of usbnet-rx.sh (PLAN.md's rules:
-// r2.RXPhase), a row per valid pair and one of the per-pair medians.
+// kit.RXPhase), a row per valid pair and one of the per-pair medians.
 func rxCapacity(dir string) (string, error) {
-	pairs, dropped, err := r2.RXPhase(dir, "gadget-icount")
+	pairs, dropped, err := kit.RXPhase(dir, "gadget-icount")
 	if err != nil {
 		return "", err
 	}
@@ -219,7 +217,7 @@ func rxCapacity(dir string) (string, error) {
 	var thr, busy []float64
 	for _, p := range pairs {
 		thr = append(thr, p.ThroughputRatio())
-		sb, ob, br := r2.F(p.Stock.BusyPerMbit, 3), r2.F(p.Ours.BusyPerMbit, 3), r2.F(p.BusyRatio(), 3)
+		sb, ob, br := kit.F(p.Stock.BusyPerMbit, 3), kit.F(p.Ours.BusyPerMbit, 3), kit.F(p.BusyRatio(), 3)
 		ws, err := loadWindow(filepath.Join(dir, fmt.Sprintf("gadget-icount-stock-%d", p.Pair)))
 		if err != nil {
 			return "", err
@@ -236,17 +234,17 @@ func rxCapacity(dir string) (string, error) {
 		default:
 			busy = append(busy, p.BusyRatio())
 		}
-		rows = append(rows, []string{strconv.Itoa(p.Pair), r2.F(p.Stock.Mbit, 1), r2.F(p.Ours.Mbit, 1), r2.F(p.ThroughputRatio(), 3),
-			sb, ob, br, p.Ours.RXPath, r2.F(p.Ours.GRORatio, 1)})
+		rows = append(rows, []string{strconv.Itoa(p.Pair), kit.F(p.Stock.Mbit, 1), kit.F(p.Ours.Mbit, 1), kit.F(p.ThroughputRatio(), 3),
+			sb, ob, br, p.Ours.RXPath, kit.F(p.Ours.GRORatio, 1)})
 	}
 	if len(pairs) > 0 {
-		rows = append(rows, []string{"median", "", "", r2.F(r2.Median(thr), 3) + " (of " + strconv.Itoa(len(thr)) + ")", "", "",
-			r2.F(r2.Median(busy), 3) + " (of " + strconv.Itoa(len(busy)) + ")", "", ""})
+		rows = append(rows, []string{"median", "", "", kit.F(kit.Median(thr), 3) + " (of " + strconv.Itoa(len(thr)) + ")", "", "",
+			kit.F(kit.Median(busy), 3) + " (of " + strconv.Itoa(len(busy)) + ")", "", ""})
 	}
 	for _, d := range dropped {
 		rows = append(rows, []string{strconv.Itoa(d), "dropped (a boot failed or its bench was incomplete)", "", "", "", "", "", "", ""})
 	}
-	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % per Mbit/s",
+	return kit.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % per Mbit/s",
 		"ours busy % per Mbit/s", "busy per Mbit/s ours/stock", "RX path (ours)", "GRO segments per skb (ours)"}, rows), nil
 }
 
@@ -261,7 +259,7 @@ type stressRun struct {
 // stressRuns is a row per usbnet-stress boot under dir (every run,
 // clean or not: PLAN.md drops none), in the order they were run.
 func stressRuns(dir string) (string, error) {
-	ents, err := os.ReadDir(dir)
+	ents, err := kit.ReadDir(dir)
 	if err != nil {
 		return "", err
 	}
@@ -280,7 +278,7 @@ func stressRuns(dir string) (string, error) {
 			continue
 		}
 		d := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(filepath.Join(d, "vm.json"))
+		b, err := kit.ReadRaw(filepath.Join(d, "vm.json"))
 		if err != nil {
 			return "", err
 		}
@@ -289,7 +287,7 @@ func stressRuns(dir string) (string, error) {
 			return "", fmt.Errorf("%s/vm.json: %w", d, err)
 		}
 		r := stressRun{name: e.Name(), cycles: v.Options.Cycles, set: "stock (the kernel's own modules)"}
-		if src, err := os.ReadFile(filepath.Join(d, "modules-SOURCE.txt")); err == nil {
+		if src, err := kit.ReadRaw(filepath.Join(d, "modules-SOURCE.txt")); err == nil {
 			r.set = "ours: " + strings.TrimSpace(string(src))
 		}
 		if v.OK {
@@ -297,7 +295,7 @@ func stressRuns(dir string) (string, error) {
 		} else {
 			r.outcome = "FAIL: " + strings.TrimPrefix(v.Failure, "scenario usbnet-stress failed in the guest: usbnet stress: stress: FAIL: ")
 		}
-		if st, err := os.ReadFile(filepath.Join(d, "stress.txt")); err == nil {
+		if st, err := kit.ReadRaw(filepath.Join(d, "stress.txt")); err == nil {
 			for _, l := range strings.Split(string(st), "\n") {
 				if strings.Contains(l, " cycles done: ") {
 					_, r.summary, _ = strings.Cut(l, "cycles done: ")
@@ -312,5 +310,5 @@ func stressRuns(dir string) (string, error) {
 	for _, r := range runs {
 		rows = append(rows, []string{r.name, r.set, strconv.Itoa(r.cycles), r.outcome, r.summary})
 	}
-	return mdtab.Table([]string{"run", "modules", "cycles", "outcome", "steps done (the stress script's count)"}, rows), nil
+	return kit.Table([]string{"run", "modules", "cycles", "outcome", "steps done (the stress script's count)"}, rows), nil
 }

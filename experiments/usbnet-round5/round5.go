@@ -6,15 +6,13 @@ package usbnetround5
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
 func init() {
@@ -46,7 +44,7 @@ func tables(dir string) (map[string]string, error) {
 		return nil, err
 	}
 	lab := filepath.Join(dir, "data", "lab-7.3.4-2026-11-28")
-	if _, err := os.Stat(lab); err != nil {
+	if _, err := kit.Stat(lab); err != nil {
 		return out, nil
 	}
 	if out["stress-7.3"], err = stressRuns(filepath.Join(lab, "stress")); err != nil {
@@ -57,7 +55,7 @@ func tables(dir string) (map[string]string, error) {
 			return nil, err
 		}
 	}
-	if _, err := os.Stat(filepath.Join(lab, "rx")); err == nil {
+	if _, err := kit.Stat(filepath.Join(lab, "rx")); err == nil {
 		if out["rx-7.3"], err = rxPairs(filepath.Join(lab, "rx")); err != nil {
 			return nil, err
 		}
@@ -66,7 +64,7 @@ func tables(dir string) (map[string]string, error) {
 }
 
 func checkTables(dir string) (map[string]string, error) {
-	runs, err := filepath.Glob(filepath.Join(dir, "data", "*", "checks.json"))
+	runs, err := kit.Glob(filepath.Join(dir, "data", "*", "checks.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +72,7 @@ func checkTables(dir string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, f := range runs {
 		var r record
-		if err := mdtab.ReadJSON(f, &r); err != nil {
+		if err := kit.ReadJSON(f, &r); err != nil {
 			return nil, err
 		}
 		var rows [][]string
@@ -111,7 +109,7 @@ func checkTables(dir string) (map[string]string, error) {
 				fmt.Sprintf("%d/%d/%d", cp[0], cp[1], cp[2]), cover, verdict})
 		}
 		id := filepath.Base(filepath.Dir(f))
-		out[id] = mdtab.Table([]string{"series", "base", "prefixes", "x86_64 builds clean", "arm64 builds clean",
+		out[id] = kit.Table([]string{"series", "base", "prefixes", "x86_64 builds clean", "arm64 builds clean",
 			"checkpatch --strict errors/warnings/checks (all patches)", "cover letter", "verdict"}, rows)
 	}
 	return out, nil
@@ -121,7 +119,7 @@ func checkTables(dir string) (map[string]string, error) {
 // drops none), in the order they started: which usbnet it ran (the lab's
 // modules.txt), its verdict and the stress script's count of steps.
 func stressRuns(dir string) (string, error) {
-	ents, err := os.ReadDir(dir)
+	ents, err := kit.ReadDir(dir)
 	if err != nil {
 		return "", err
 	}
@@ -140,14 +138,14 @@ func stressRuns(dir string) (string, error) {
 				Cycles int `json:"cycles"`
 			} `json:"options"`
 		}
-		if err := mdtab.ReadJSON(filepath.Join(d, "vm.json"), &v); err != nil {
+		if err := kit.ReadJSON(filepath.Join(d, "vm.json"), &v); err != nil {
 			return "", err
 		}
 		r := row{started: v.Started, name: e.Name(), cycles: strconv.Itoa(v.Options.Cycles), outcome: "clean"}
 		if !v.OK {
 			r.outcome = "FAIL: " + v.Failure
 		}
-		mods, err := mdtab.ReadFile(filepath.Join(d, "modules.txt"))
+		mods, err := kit.ReadFile(filepath.Join(d, "modules.txt"))
 		if err != nil {
 			return "", err
 		}
@@ -157,7 +155,7 @@ func stressRuns(dir string) (string, error) {
 				r.usbnet = map[bool]string{true: "ours (round 5)", false: "the kernel's own"}[f[1] == "modules-dir"]
 			}
 		}
-		st, err := mdtab.ReadFile(filepath.Join(d, "stress.txt"))
+		st, err := kit.ReadFile(filepath.Join(d, "stress.txt"))
 		if err != nil {
 			return "", err
 		}
@@ -173,14 +171,14 @@ func stressRuns(dir string) (string, error) {
 	for _, r := range rows {
 		cells = append(cells, []string{r.name, r.usbnet, r.cycles, r.outcome, r.summary})
 	}
-	return mdtab.Table([]string{"run", "usbnet", "cycles", "outcome", "steps done (the stress script's count)"}, cells), nil
+	return kit.Table([]string{"run", "usbnet", "cycles", "outcome", "steps done (the stress script's count)"}, cells), nil
 }
 
 // rxPairs is usbnet-rx.sh's gadget-icount phase (round 2's reader: a pair
 // counts when both boots finished their bench), a row per pair and the
 // medians of the per-pair ratios.
 func rxPairs(dir string) (string, error) {
-	pairs, dropped, err := r2.RXPhase(dir, "gadget-icount")
+	pairs, dropped, err := kit.RXPhase(dir, "gadget-icount")
 	if err != nil {
 		return "", err
 	}
@@ -189,20 +187,20 @@ func rxPairs(dir string) (string, error) {
 	for _, p := range pairs {
 		thr = append(thr, p.ThroughputRatio())
 		busy = append(busy, p.BusyRatio())
-		rows = append(rows, []string{strconv.Itoa(p.Pair), r2.F(p.Stock.Mbit, 1), r2.F(p.Ours.Mbit, 1), r2.F(p.ThroughputRatio(), 3),
-			r2.F(p.Stock.BusyPerMbit, 3), r2.F(p.Ours.BusyPerMbit, 3), r2.F(p.BusyRatio(), 3), p.Ours.RXPath, r2.F(p.Ours.GRORatio, 1)})
+		rows = append(rows, []string{strconv.Itoa(p.Pair), kit.F(p.Stock.Mbit, 1), kit.F(p.Ours.Mbit, 1), kit.F(p.ThroughputRatio(), 3),
+			kit.F(p.Stock.BusyPerMbit, 3), kit.F(p.Ours.BusyPerMbit, 3), kit.F(p.BusyRatio(), 3), p.Ours.RXPath, kit.F(p.Ours.GRORatio, 1)})
 	}
 	if len(pairs) > 0 {
-		rows = append(rows, []string{"median", "", "", r2.F(r2.Median(thr), 3), "", "", r2.F(r2.Median(busy), 3), "", ""})
+		rows = append(rows, []string{"median", "", "", kit.F(kit.Median(thr), 3), "", "", kit.F(kit.Median(busy), 3), "", ""})
 	}
 	for _, d := range dropped {
 		rows = append(rows, []string{strconv.Itoa(d), "not counted (a boot failed or its bench was incomplete)", "", "", "", "", "", "", ""})
 	}
-	return mdtab.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % per Mbit/s",
+	return kit.Table([]string{"pair", "stock Mbit/s", "ours Mbit/s", "throughput ours/stock", "stock busy % per Mbit/s",
 		"ours busy % per Mbit/s", "busy per Mbit/s ours/stock", "RX path (ours)", "GRO segments per skb (ours)"}, rows), nil
 }
 
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+func exists(p string) bool { _, err := kit.Stat(p); return err == nil }
 
 // stallCount counts, per side, the BQL boots under dir whose console shows
 // an RCU stall or a soft lockup report, and where the stalled CPU was
@@ -216,7 +214,7 @@ func stallCount(dir string) (string, error) {
 	}
 	sides := map[string]*side{"stock": {}, "ours": {}}
 	for _, name := range []string{"stock", "ours"} {
-		reps, err := r2.Reps(dir, "bql-"+name)
+		reps, err := kit.Reps(dir, "bql-"+name)
 		if err != nil {
 			return "", err
 		}
@@ -224,7 +222,7 @@ func stallCount(dir string) (string, error) {
 		for _, i := range reps {
 			run := filepath.Join(dir, fmt.Sprintf("bql-%s-%d", name, i))
 			s.boots++
-			con, err := mdtab.ReadFile(filepath.Join(run, "console.log"))
+			con, err := kit.ReadFile(filepath.Join(run, "console.log"))
 			if err != nil {
 				return "", err
 			}
@@ -234,7 +232,7 @@ func stallCount(dir string) (string, error) {
 				s.where = append(s.where, fmt.Sprintf("%d: %s", i, stallSite(text)))
 				continue
 			}
-			if ok, err := r2.VMOK(run); err != nil {
+			if ok, err := kit.VMOK(run); err != nil {
 				return "", err
 			} else if !ok {
 				s.failed++
@@ -246,7 +244,7 @@ func stallCount(dir string) (string, error) {
 		s := sides[name]
 		rows = append(rows, []string{name, strconv.Itoa(s.boots), strconv.Itoa(s.stalls), strconv.Itoa(s.failed), strings.Join(s.where, "; ")})
 	}
-	return mdtab.Table([]string{"usbnet", "boots", "with an RCU stall or soft lockup", "failed otherwise", "where the stalled CPU was (boot: caller of the lock)"}, rows), nil
+	return kit.Table([]string{"usbnet", "boots", "with an RCU stall or soft lockup", "failed otherwise", "where the stalled CPU was (boot: caller of the lock)"}, rows), nil
 }
 
 // stallSite is the first frame after hrtimer_start_range_ns (or after the

@@ -11,8 +11,7 @@ import (
 	"strconv"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 	"github.com/wirespeed/wirespeed/internal/bench"
 )
 
@@ -40,14 +39,14 @@ func tables(dir string) (map[string]string, error) {
 		[]string{"run 1 (loaded, base first), pair ", "run 2 (idle, base first), pair ", "run 3 (idle, frags first), pair "}, "base", "frags"); err != nil {
 		return nil, err
 	}
-	if out["threaded-arm64-profile"], err = profileRunsTable(filepath.Join(dir, "data", "threaded-profile-arm64-2026-11-26"), "softirq", "threaded"); err != nil {
+	if out["threaded-arm64-profile"], err = kit.ProfileRunsTable(filepath.Join(dir, "data", "threaded-profile-arm64-2026-11-26"), "softirq", "threaded"); err != nil {
 		return nil, err
 	}
 	rd := filepath.Join(dir, "data", "rps-7.3.4-arm64-2026-11-26")
 	if out["rps-arm64"], err = pairTable(rd, "ours", "rps"); err != nil {
 		return nil, err
 	}
-	if out["rps-arm64-profile"], err = profileRunsTable(rd, "prof-ours", "prof-rps"); err != nil {
+	if out["rps-arm64-profile"], err = kit.ProfileRunsTable(rd, "prof-ours", "prof-rps"); err != nil {
 		return nil, err
 	}
 	if out["frags-stress"], err = stressTable(filepath.Join(dir, "data"), fragsStressRuns); err != nil {
@@ -55,7 +54,7 @@ func tables(dir string) (map[string]string, error) {
 	}
 	pd := filepath.Join(dir, "data", "profile-7.3.4-2026-11-26")
 	for arch, sub := range map[string]string{"amd64": pd, "arm64": filepath.Join(pd, "arm64")} {
-		t, err := profileRunsTable(sub, "stock", "ours", "frags")
+		t, err := kit.ProfileRunsTable(sub, "stock", "ours", "frags")
 		if err != nil {
 			return nil, err
 		}
@@ -70,13 +69,13 @@ const minLoadWindow = 4.0
 
 // boot is one boot's figures, or why it does not count.
 type boot struct {
-	side  r2.RXSide
+	side  kit.RXSide
 	valid bool
 	why   string
 }
 
 func readBoot(run string) (boot, error) {
-	s, ok, err := r2.ReadRXSide(run)
+	s, ok, err := kit.ReadRXSide(run)
 	if err != nil {
 		return boot{}, err
 	}
@@ -86,7 +85,7 @@ func readBoot(run string) (boot, error) {
 	if !s.HasCPU {
 		return boot{why: "no CPU samples"}, nil
 	}
-	r, err := r2.FirstRun(run, "receive")
+	r, err := kit.FirstRun(run, "receive")
 	if err != nil {
 		return boot{}, err
 	}
@@ -106,7 +105,7 @@ func loadWindow(r *bench.Run) float64 {
 // threadedTable is a row per rep (stock, softirq, threaded) and a row of
 // the per-rep ratios' medians.
 func threadedTable(dir string) (string, error) {
-	reps, err := r2.Reps(dir, "stock")
+	reps, err := kit.Reps(dir, "stock")
 	if err != nil {
 		return "", err
 	}
@@ -121,7 +120,7 @@ func threadedTable(dir string) (string, error) {
 		}
 		gro := "-"
 		if b.side.GRORatio > 0 {
-			gro = r2.F(b.side.GRORatio, 1)
+			gro = kit.F(b.side.GRORatio, 1)
 		}
 		return fmt.Sprintf("%.1f / %.3f / %s", b.side.Mbit, b.side.BusyPerMbit, gro)
 	}
@@ -133,22 +132,22 @@ func threadedTable(dir string) (string, error) {
 			}
 		}
 		st, so, th := b[0], b[1], b[2]
-		ratio := func(x, y boot, f func(r2.RXSide) float64, acc *[]float64) string {
+		ratio := func(x, y boot, f func(kit.RXSide) float64, acc *[]float64) string {
 			if !x.valid || !y.valid {
 				return "n/a"
 			}
 			v := f(x.side) / f(y.side)
 			*acc = append(*acc, v)
-			return r2.F(v, 3)
+			return kit.F(v, 3)
 		}
-		mbit := func(s r2.RXSide) float64 { return s.Mbit }
-		cpu := func(s r2.RXSide) float64 { return s.BusyPerMbit }
+		mbit := func(s kit.RXSide) float64 { return s.Mbit }
+		cpu := func(s kit.RXSide) float64 { return s.BusyPerMbit }
 		rows = append(rows, []string{strconv.Itoa(i), cell(st), cell(so), cell(th),
 			ratio(so, st, mbit, &softTP), ratio(so, st, cpu, &softCPU),
 			ratio(th, so, mbit, &thrTP), ratio(th, so, cpu, &thrCPU)})
 	}
 	rows = append(rows, []string{"median", "", "", "", medianCell(softTP), medianCell(softCPU), medianCell(thrTP), medianCell(thrCPU)})
-	return mdtab.Table([]string{"rep", "stock: Mbit/s / busy % per Mbit/s / GRO segs per skb", "ours softirq: same",
+	return kit.Table([]string{"rep", "stock: Mbit/s / busy % per Mbit/s / GRO segs per skb", "ours softirq: same",
 		"ours threaded: same", "throughput softirq/stock", "busy per Mbit/s softirq/stock",
 		"throughput threaded/softirq", "busy per Mbit/s threaded/softirq"}, rows), nil
 }
@@ -166,7 +165,7 @@ func pairTableRuns(dirs, labels []string, a, b string) (string, error) {
 	var rows [][]string
 	var tp, cpu []float64
 	for k, dir := range dirs {
-		reps, err := r2.Reps(dir, a)
+		reps, err := kit.Reps(dir, a)
 		if err != nil {
 			return "", err
 		}
@@ -190,13 +189,13 @@ func pairTableRuns(dirs, labels []string, a, b string) (string, error) {
 			if s[0].valid && s[1].valid {
 				t, c := s[1].side.Mbit/s[0].side.Mbit, s[1].side.BusyPerMbit/s[0].side.BusyPerMbit
 				tp, cpu = append(tp, t), append(cpu, c)
-				r1, r2c = r2.F(t, 3), r2.F(c, 3)
+				r1, r2c = kit.F(t, 3), kit.F(c, 3)
 			}
 			rows = append(rows, []string{labels[k] + strconv.Itoa(i), cell(s[0]), cell(s[1]), r1, r2c})
 		}
 	}
 	rows = append(rows, []string{"median", "", "", medianCell(tp), medianCell(cpu)})
-	return mdtab.Table([]string{"pair", a + ": Mbit/s / busy % per Mbit/s", b + ": same",
+	return kit.Table([]string{"pair", a + ": Mbit/s / busy % per Mbit/s", b + ": same",
 		"throughput " + b + "/" + a, "busy per Mbit/s " + b + "/" + a}, rows), nil
 }
 
@@ -206,5 +205,5 @@ func medianCell(xs []float64) string {
 	if len(xs) == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%s (of %d)", r2.F(r2.Median(xs), 3), len(xs))
+	return fmt.Sprintf("%s (of %d)", kit.F(kit.Median(xs), 3), len(xs))
 }

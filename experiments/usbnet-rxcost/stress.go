@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
 // stressRun is one usbnet-stress boot of the frags table: which kernel and
@@ -50,10 +50,10 @@ func stressTable(data string, runs []stressRun) (string, error) {
 		var vm struct {
 			OK bool `json:"ok"`
 		}
-		if err := mdtab.ReadJSON(filepath.Join(dir, "vm.json"), &vm); err != nil {
+		if err := kit.ReadJSON(filepath.Join(dir, "vm.json"), &vm); err != nil {
 			return "", err
 		}
-		st, err := mdtab.ReadFile(filepath.Join(dir, "stress.txt"))
+		st, err := kit.ReadFile(filepath.Join(dir, "stress.txt"))
 		if err != nil {
 			return "", err
 		}
@@ -74,7 +74,7 @@ func stressTable(data string, runs []stressRun) (string, error) {
 		}
 		rows = append(rows, []string{r.label, string(m[1]), string(m[2]), verdict, mem, slab, r.dir})
 	}
-	return mdtab.Table([]string{"kernel, patches", "cycles done", "gadget stalls", "lab's verdict",
+	return kit.Table([]string{"kernel, patches", "cycles done", "gadget stalls", "lab's verdict",
 		"MemAvailable before -> after (kB)", "Slab before -> after (kB)", "raw files (data/)"}, rows), nil
 }
 
@@ -83,7 +83,7 @@ func stressTable(data string, runs []stressRun) (string, error) {
 func memChange(dir string) (mem, slab string, err error) {
 	var v [2]map[string]int
 	for i, name := range []string{"meminfo-before.txt", "meminfo-after.txt"} {
-		b, err := mdtab.ReadFile(filepath.Join(dir, name))
+		b, err := kit.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return "", "", err
 		}

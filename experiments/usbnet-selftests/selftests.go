@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 )
 
 func init() {
@@ -39,7 +39,7 @@ var sides = []string{"stock", "modules"}
 // tables: for each data/RUN, RUN-tests (one row per test program) and
 // RUN-cases (one row per case; gro's grouped by mode and protocol).
 func tables(dir string) (map[string]string, error) {
-	runs, err := filepath.Glob(filepath.Join(dir, "data", "*", "stock", "selftests.json"))
+	runs, err := kit.Glob(filepath.Join(dir, "data", "*", "stock", "selftests.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func tables(dir string) (map[string]string, error) {
 		rd := filepath.Dir(filepath.Dir(f))
 		var rs [2]run
 		for i, s := range sides {
-			if err := mdtab.ReadJSON(filepath.Join(rd, s, "selftests.json"), &rs[i]); err != nil {
+			if err := kit.ReadJSON(filepath.Join(rd, s, "selftests.json"), &rs[i]); err != nil {
 				return nil, err
 			}
 		}
@@ -96,7 +96,7 @@ func testsTable(rs [2]run) string {
 		or, oc := counts(rs[1], n)
 		rows = append(rows, []string{n, sr, sc, or, oc})
 	}
-	return mdtab.Table([]string{"test", "stock", "stock cases P/F/S/X", "ours", "ours cases P/F/S/X"}, rows)
+	return kit.Table([]string{"test", "stock", "stock cases P/F/S/X", "ours", "ours cases P/F/S/X"}, rows)
 }
 
 // caseKey is the row a case counts in: gro's variants by mode and
@@ -151,5 +151,5 @@ func casesTable(rs [2]run) string {
 	for _, k := range keys {
 		rows = append(rows, []string{k, show(rowsBy[k][0]), show(rowsBy[k][1])})
 	}
-	return mdtab.Table([]string{"test case", "stock", "ours"}, rows)
+	return kit.Table([]string{"test case", "stock", "ours"}, rows)
 }

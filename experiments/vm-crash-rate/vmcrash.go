@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -19,8 +18,7 @@ import (
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments"
-	"github.com/wirespeed/wirespeed/experiments/internal/mdtab"
-	r2 "github.com/wirespeed/wirespeed/experiments/usbnet-round2"
+	"github.com/wirespeed/wirespeed/experiments/internal/kit"
 	"github.com/wirespeed/wirespeed/internal/stats"
 )
 
@@ -41,7 +39,7 @@ type boot struct {
 }
 
 func readBoots(dir string) ([]boot, error) {
-	f, err := os.Open(filepath.Join(dir, "boots.jsonl"))
+	f, err := kit.Open(filepath.Join(dir, "boots.jsonl"))
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +179,7 @@ func rateTable(bs []boot) string {
 		rows = append(rows, []string{c, a, strconv.Itoa(n), strconv.Itoa(ok), fmt.Sprintf("%d (%d)", crash, int3),
 			strconv.Itoa(other), rate(crash, n)})
 	}
-	return mdtab.Table([]string{"config", "accel", "boots", "ok", "crashes (`Oops: int3`)", "other failures", "crash rate (95% CI)"}, rows)
+	return kit.Table([]string{"config", "accel", "boots", "ok", "crashes (`Oops: int3`)", "other failures", "crash rate (95% CI)"}, rows)
 }
 
 var (
@@ -192,7 +190,7 @@ var (
 // crashTurn reads a crashed boot's console for the last progress line of
 // vm-textpoke-toggle.sh (every 25 turns): the crash came after it.
 func crashTurn(run string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(run, "console.log"))
+	b, err := kit.ReadRaw(filepath.Join(run, "console.log"))
 	if err != nil {
 		return "", err
 	}
@@ -208,9 +206,9 @@ func crashTurn(run string) (string, error) {
 
 func perS(x float64) string {
 	if x >= 10 {
-		return r2.F(x, 0)
+		return kit.F(x, 0)
 	}
-	return r2.F(x, 1)
+	return kit.F(x, 1)
 }
 
 func toggleTable(d string) (string, error) {
@@ -269,7 +267,7 @@ func toggleTable(d string) (string, error) {
 			rows = append(rows, []string{run.label, accelOf(bs, c), strconv.Itoa(n), cr, rate(len(at), n), done})
 		}
 	}
-	return mdtab.Table([]string{"run", "config", "boots", "crashed (`Oops: int3`)", "boot crash rate (95% CI)", "turns done without a crash (boots that finished, turns/s)"}, rows), nil
+	return kit.Table([]string{"run", "config", "boots", "crashed (`Oops: int3`)", "boot crash rate (95% CI)", "turns done without a crash (boots that finished, turns/s)"}, rows), nil
 }
 
 func costTable(bs []boot) (string, error) {
@@ -320,18 +318,18 @@ func costTable(bs []boot) (string, error) {
 					pairs = append(pairs, b/a)
 				}
 			}
-			m0, m1 := r2.Median(vals[cs[0]]), r2.Median(vals[cs[1]])
+			m0, m1 := kit.Median(vals[cs[0]]), kit.Median(vals[cs[1]])
 			pr := "-"
 			if len(pairs) > 0 {
 				s := append([]float64(nil), pairs...)
 				sort.Float64s(s)
-				pr = fmt.Sprintf("%.2f (%.2f-%.2f), %d pairs", r2.Median(pairs), s[0], s[len(s)-1], len(pairs))
+				pr = fmt.Sprintf("%.2f (%.2f-%.2f), %d pairs", kit.Median(pairs), s[0], s[len(s)-1], len(pairs))
 			}
 			rows = append(rows, []string{sc, dir, fmt.Sprintf("%.1f (%d)", m0, len(vals[cs[0]])), fmt.Sprintf("%.1f (%d)", m1, len(vals[cs[1]])),
-				r2.F(m1/m0, 2), pr})
+				kit.F(m1/m0, 2), pr})
 		}
 	}
-	return mdtab.Table([]string{"scenario", "direction", a0 + " median Mbit/s (n)", a1 + " median Mbit/s (n)",
+	return kit.Table([]string{"scenario", "direction", a0 + " median Mbit/s (n)", a1 + " median Mbit/s (n)",
 		a1 + "/" + a0 + ", medians", "per-pair ratios, median (range)"}, rows), nil
 }
 

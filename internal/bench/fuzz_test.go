@@ -67,7 +67,7 @@ func FuzzParseIperf3Version(f *testing.F) {
 // FuzzDecode: a result file is accepted only with bench's schema; show,
 // compare and report read these files from users.
 func FuzzDecode(f *testing.F) {
-	b, err := os.ReadFile("../../experiments/doctorlive/data/vm-usb-nic/stock/bench-receive.json")
+	b, err := os.ReadFile("../../testdata/results/vm-usb-nic-stock.json")
 	if err != nil {
 		f.Fatal(err)
 	}

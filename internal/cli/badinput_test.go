@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-const vmResult = "../../experiments/doctorlive/data/vm-usb-nic/ours/bench-receive.json"
+const vmResult = "../../testdata/results/vm-usb-nic-ours.json"
 
 // TestUnclearMessages: issue 21's list of bad inputs whose messages did not
 // say what was wrong or what to do (or that exited 0). Each must exit

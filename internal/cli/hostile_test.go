@@ -28,7 +28,7 @@ func TestHostileInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	result := filepath.Join(dir, "result.json")
-	b, err := os.ReadFile("../../experiments/arm64-lab/data/raspi3b-usb-nic-receive/bench-receive.json")
+	b, err := os.ReadFile("../../testdata/results/raspi3b-usb-nic-receive.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestHostileInputs(t *testing.T) {
 // TestBrokenResultsDrawNoVerdict: a result whose runs lost their figures,
 // or that is marked incomplete, is never shown as 0 Mbit/s nor compared.
 func TestBrokenResultsDrawNoVerdict(t *testing.T) {
-	good := "../../experiments/arm64-lab/data/raspi3b-usb-nic-receive/bench-receive.json"
+	good := "../../testdata/results/raspi3b-usb-nic-receive.json"
 	b, err := os.ReadFile(good)
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func TestOutputsNeverReplaceADevice(t *testing.T) {
 	}
 	null, full := node("null", 3), node("full", 7)
 	result := filepath.Join(dir, "result.json")
-	b, err := os.ReadFile("../../experiments/arm64-lab/data/raspi3b-usb-nic-receive/bench-receive.json")
+	b, err := os.ReadFile("../../testdata/results/raspi3b-usb-nic-receive.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // "local", with the xHCI controller's IRQs sampled) and a host-lab run of
 // three variants (snapshots per variant and role).
 const (
-	vmResultFile  = "../../experiments/doctorlive/data/vm-usb-nic/ours/bench-receive.json"
+	vmResultFile  = "../../testdata/results/vm-usb-nic-ours.json"
 	labResultFile = "../report/testdata/lab-gro-threaded.json.gz"
 )
 

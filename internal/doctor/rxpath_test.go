@@ -3,10 +3,12 @@
 package doctor
 
 import (
+	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -97,26 +99,68 @@ func quote(s string) string {
 	return string(b)
 }
 
+// storedFiles yields each file's name and bytes; an experiment's run
+// archive (experiments/NAME/data/RUN.tar.gz) yields each JSON file in it,
+// named ARCHIVE:PATH.
+func storedFiles(t *testing.T, files []string) iter.Seq2[string, []byte] {
+	return func(yield func(string, []byte) bool) {
+		for _, p := range files {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(p, ".tar.gz") {
+				if !yield(p, b) {
+					return
+				}
+				continue
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(b))
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			tr := tar.NewReader(zr)
+			for {
+				h, err := tr.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", p, err)
+				}
+				if h.Typeflag != tar.TypeReg || !(strings.HasSuffix(h.Name, ".json") || strings.HasSuffix(h.Name, ".json.gz")) {
+					continue
+				}
+				m, err := io.ReadAll(tr)
+				if err != nil {
+					t.Fatalf("%s: %s: %v", p, h.Name, err)
+				}
+				if !yield(p+":"+h.Name, m) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // Every snapshot and observation stored in the repository (bench results,
-// every experiment's raw data under experiments/, the report's fixture) reads
+// every experiment's raw data under experiments/, in its runs' archives
+// too, the report's fixture) reads
 // into the typed model: each rx_path is one this version knows, and the
 // rx_path and tri-state values written back are the ones read.
 func TestStoredFilesReadBack(t *testing.T) {
 	var files []string
 	for _, root := range []string{"../../experiments", "../../testdata", "../report/testdata"} {
 		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) {
+			run := filepath.Base(filepath.Dir(p)) == "data" && strings.HasSuffix(p, ".tar.gz")
+			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz") || run) {
 				files = append(files, p)
 			}
 			return nil
 		})
 	}
 	var snaps, obs, paths int
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for p, b := range storedFiles(t, files) {
 		if strings.HasSuffix(p, ".gz") {
 			zr, err := gzip.NewReader(bytes.NewReader(b))
 			if err != nil {

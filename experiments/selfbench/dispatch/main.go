@@ -12,7 +12,7 @@
 // program. (Not a syscall tracepoint: enabling those moves every system
 // call onto the slow entry path, a cost of its own.)
 //
-//	go run ./experiments/selfbench/dispatch [-rounds 10] [-calls 2000000] [-o FILE]
+//	cd experiments && go run ./selfbench/dispatch [-rounds 10] [-calls 2000000] [-o FILE]
 //
 // task_rename's record copies two 16-byte names, like the network events'
 // device name (netif_receive_skb, napi_poll), but it is not theirs: this
