@@ -76,7 +76,7 @@ TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
 
-.PHONY: all setup setup-test setup-lab deb deb-test run build test check lint bpf-check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update experiments-archive promtool-check self-bench
+.PHONY: golden all setup setup-test setup-lab deb deb-test run build test check lint bpf-check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update experiments-archive promtool-check self-bench
 
 all: build
 
@@ -187,6 +187,15 @@ promtool-check:
 		promtool test rules contrib/prometheus/wirespeed.rules.test.yml && \
 		for f in internal/exporter/testdata/golden/*.prom; do \
 			promtool check metrics < $$f || { echo "promtool check metrics: $$f" >&2; exit 1; }; \
+# Every golden set from every snapshot fixture in testdata/snapshots (the
+# tests list the directory): inspect's and doctor's output, text and JSON
+# (internal/cli/testdata/golden, which internal/inspect's tests read too),
+# and the exporter's /metrics (internal/exporter/testdata/golden). Review
+# the diff before committing it.
+## golden: rewrite every golden file (inspect, doctor, /metrics) from every snapshot fixture
+golden:
+	$(GO) test -count=1 -run '^TestGolden(Metrics)?$$' ./internal/cli ./internal/exporter -update
+
 		done; \
 	else echo "note: the alert rules' tests and the golden /metrics lint skipped (no promtool): apt-get install --no-install-recommends prometheus"; fi
 
