@@ -10,9 +10,9 @@ import (
 )
 
 // The man page wirespeed(8) and the shell completion are generated from the
-// commands themselves - each command's Usage and the flags its -h prints,
-// read in shared_flagdocs.go - so that neither can drift from what the
-// binary accepts. make deb runs
+// commands themselves - each command's Usage and the flag sets it declares
+// (shared_flagdocs.go) - so that neither can drift from what the binary
+// accepts. make deb runs
 // 'wirespeed __man' and 'wirespeed __completion bash' on the binary it
 // packages.
 

@@ -3,27 +3,39 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
 
 // What the man page (man.go) and the shell completion (completion.go) are
-// made from: every command's Usage and the flags its -h prints.
+// made from: every command's Usage and the flag sets it declares, read as
+// flag.Flag values - the same ones -h prints - never the printed text.
 
-// flagDoc is one flag as the command's -h shows it.
+// declared is where newFlagSet leaves the flag set a command declares, and
+// hideFlags the names it keeps out of -h, when the generators ask for them
+// (Env.declared set).
+type declared struct {
+	cmd    *Command
+	fs     *flag.FlagSet
+	hidden []string
+}
+
+// flagDoc is one flag as its declaration says it.
 type flagDoc struct {
 	Name  string // without dashes
 	Value string // the value's name (FILE, int, string, ...); empty for a bool
-	Usage string
+	Usage string // with "(default X)" as -h adds it
 }
 
-// cmdDoc is one command, or one sub-command (Sub set), as its -h shows it.
+// cmdDoc is one command, or one sub-command (Sub set), with its flags.
 type cmdDoc struct {
 	Name    string
 	Sub     string
@@ -34,7 +46,7 @@ type cmdDoc struct {
 }
 
 // helpDocs asks every listed command (and every sub-command its usage
-// names) for its -h, and parses what it prints.
+// names) for the flags it declares.
 func helpDocs() ([]*cmdDoc, error) {
 	names := make([]string, 0, len(commands))
 	for n, c := range commands {
@@ -46,13 +58,13 @@ func helpDocs() ([]*cmdDoc, error) {
 	var docs []*cmdDoc
 	for _, n := range names {
 		c := commands[n]
-		text, flags, err := askHelp(c, nil)
+		text, flags, err := askFlags(c, nil)
 		if err != nil {
 			return nil, err
 		}
 		d := &cmdDoc{Name: n, Summary: c.Summary, Text: text, Flags: flags}
 		for _, s := range subCommands(n, text) {
-			st, sf, err := askHelp(c, []string{s})
+			st, sf, err := askFlags(c, []string{s})
 			if err != nil {
 				continue // named in the usage, but not a sub-command with flags of its own
 			}
@@ -67,47 +79,74 @@ func helpDocs() ([]*cmdDoc, error) {
 	return docs, nil
 }
 
-// askHelp runs command c with PRE... -h and returns the usage text and the
-// flags it printed. Every command parses its flags before it does anything
-// (-h returns flag.ErrHelp); the context is cancelled anyway, so that a
-// command that did not would stop at once.
-func askHelp(c *Command, pre []string) (string, []flagDoc, error) {
-	var buf bytes.Buffer
+// askFlags runs command c with PRE... -h and returns the usage text and
+// the flags of the flag set it declared on the way. Every command parses
+// its flags before it does anything (-h returns flag.ErrHelp); the context
+// is cancelled anyway, so that a command that did not would stop at once.
+func askFlags(c *Command, pre []string) (string, []flagDoc, error) {
+	var got declared
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := c.Run(ctx, Env{Stdout: &buf, Stderr: &buf}, append(append([]string{}, pre...), "-h"))
+	env := Env{Stdout: io.Discard, Stderr: io.Discard, declared: &got}
+	err := c.Run(ctx, env, append(append([]string{}, pre...), "-h"))
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		return "", nil, fmt.Errorf("%s: -h: %w", strings.TrimSpace(c.Name+" "+strings.Join(pre, " ")), err)
 	}
 	if err == nil && len(pre) > 0 {
 		return "", nil, fmt.Errorf("%s %s: -h did not answer with help", c.Name, strings.Join(pre, " "))
 	}
-	out := buf.String()
-	text, flags := out, ""
-	if i := strings.LastIndex(out, "\nFlags:\n"); i >= 0 {
-		text, flags = out[:i], out[i+len("\nFlags:\n"):]
+	if got.fs == nil {
+		return strings.TrimSpace(c.Usage), nil, nil
 	}
-	return strings.TrimSpace(text), parseDefaults(flags), nil
+	return strings.TrimSpace(got.cmd.Usage), flagDocs(got.fs, got.hidden), nil
 }
 
-// flagHeader is the first line flag.PrintDefaults writes for a flag:
-// "  -name", "  -name type" or "  -x\tusage" (a one-letter bool).
-var flagHeader = regexp.MustCompile(`^  -(\S+?)(?: (\S+))?(?:\t(.*))?$`)
-
-// parseDefaults reads flag.PrintDefaults output back into flags.
-func parseDefaults(s string) []flagDoc {
-	var fl []flagDoc
-	for _, line := range strings.Split(s, "\n") {
-		if m := flagHeader.FindStringSubmatch(line); m != nil {
-			fl = append(fl, flagDoc{Name: m[1], Value: m[2], Usage: m[3]})
-			continue
+// flagDocs lists fs's flags, by name, but the hidden ones.
+func flagDocs(fs *flag.FlagSet, hidden []string) []flagDoc {
+	var out []flagDoc
+	fs.VisitAll(func(f *flag.Flag) {
+		if slices.Contains(hidden, f.Name) {
+			return
 		}
-		if len(fl) > 0 && strings.HasPrefix(line, "    \t") {
-			f := &fl[len(fl)-1]
-			f.Usage = strings.TrimSpace(f.Usage + "\n" + strings.TrimPrefix(line, "    \t"))
+		value, usage := flag.UnquoteUsage(f)
+		out = append(out, flagDoc{Name: f.Name, Value: value, Usage: usage + defaultNote(f)})
+	})
+	return out
+}
+
+// defaultNote is what -h adds after a flag's usage: its default unless it
+// is its type's zero value, quoted for a string.
+func defaultNote(f *flag.Flag) string {
+	if f.DefValue == zeroText(f.Value) {
+		return ""
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, isString := g.Get().(string); isString {
+			return fmt.Sprintf(" (default %q)", f.DefValue)
 		}
 	}
-	return fl
+	return " (default " + f.DefValue + ")"
+}
+
+// zeroText is how a new value of v's type prints ("" when it cannot).
+func zeroText(v flag.Value) (s string) {
+	t := reflect.TypeOf(v)
+	var z reflect.Value
+	if t.Kind() == reflect.Pointer {
+		z = reflect.New(t.Elem())
+	} else {
+		z = reflect.Zero(t)
+	}
+	zv, ok := z.Interface().(flag.Value)
+	if !ok {
+		return ""
+	}
+	defer func() {
+		if recover() != nil {
+			s = ""
+		}
+	}()
+	return zv.String()
 }
 
 // subWord is a sub-command word in a synopsis: "up", or "[plan]" for a
