@@ -42,6 +42,11 @@ GO_MIN := $(shell sed -n 's/^go \([0-9.]*\).*/\1/p' go.mod)
 TESTFLAGS ?= -count=1 -p 1 -timeout 30m
 
 export CGO_ENABLED = 0
+# clang's flags for the eBPF objects: internal/observe/gen.go's go:generate
+# lines read them (make bpf, make bpf-check; observe32 adds -DOBSERVE_PTR32).
+# The two -I paths find asm/types.h on Debian amd64 and arm64 hosts; a
+# missing one is ignored.
+export BPF_CFLAGS := -O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu
 
 .PHONY: help golden all setup setup-test setup-lab deb deb-test run build test check lint bpf-check fuzz cross cross-check bpf clean observe-overhead go-version check-setup-packages experiments-check experiments-update experiments-archive promtool-check self-bench
 
@@ -206,7 +211,7 @@ experiments-archive:
 self-bench: build
 	experiments/selfbench/self-bench.sh
 
-## bpf: regenerate the committed eBPF objects with Debian 12's clang
+## bpf: regenerate the committed eBPF objects with Debian 12's clang (BPF_CFLAGS)
 bpf:
 	$(GO) generate ./internal/observe/...
 
