@@ -22,6 +22,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
+# gen.go's go:generate lines read the compiler's flags from the Makefile's
+# BPF_CFLAGS, which make exports
+: "${BPF_CFLAGS:?set by the Makefile: run make bpf-check}"
 PINNED_CLANG="Debian clang version 14.0.6"
 obs=internal/observe
 

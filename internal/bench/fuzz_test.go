@@ -4,26 +4,17 @@ package bench
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/testfiles"
 )
 
 // FuzzParseIperf3: whatever iperf3 -J printed, parsing and everything bench
 // derives from the report (direction, per-direction sums, intervals) must
 // not panic, and the sums must say where they came from.
 func FuzzParseIperf3(f *testing.F) {
-	files, _ := filepath.Glob("testdata/iperf3-*.json")
-	if len(files) == 0 {
-		f.Fatal("no iperf3 fixtures")
-	}
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	testfiles.Seeds(f, "testdata/iperf3-*.json", 0)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := ParseIperf3(b)
 		if err != nil {

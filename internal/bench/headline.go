@@ -191,33 +191,8 @@ func HeadlineOf(a *Result, av string, b *Result, bv string, paired bool) Headlin
 		h.Verdict = h.verdictText()
 		return h
 	}
-	var la, lb []float64
-	if paired {
-		byRep := map[int]float64{}
-		for _, t := range ta {
-			byRep[t.rep] = t.mbit
-		}
-		for _, t := range tb {
-			if x, ok := byRep[t.rep]; ok {
-				la, lb = append(la, math.Log(x)), append(lb, math.Log(t.mbit))
-			}
-		}
-	} else {
-		for _, t := range ta {
-			la = append(la, math.Log(t.mbit))
-		}
-		for _, t := range tb {
-			lb = append(lb, math.Log(t.mbit))
-		}
-	}
+	la, lb, w, err := throughputTest(ta, tb, paired)
 	h.N = min(len(la), len(lb))
-	var w stats.TTest
-	var err error
-	if paired {
-		w, err = stats.PairedT(la, lb)
-	} else {
-		w, err = stats.Welch(la, lb)
-	}
 	if err != nil {
 		// Fewer than two runs (or pairs): a ratio of means, no interval.
 		if h.BaseMbit > 0 {
@@ -246,6 +221,42 @@ func HeadlineOf(a *Result, av string, b *Result, bv string, paired bool) Headlin
 	}
 	h.Verdict = h.verdictText()
 	return h
+}
+
+// throughputTest compares the runs' throughput on the logarithmic scale
+// and returns the logarithms it compared. Paired (interleaved
+// repetitions): the paired ratios of stats.SummarizeRatios - the geometric
+// mean of variant/base per repetition with its interval, as tune judges
+// its pairs - in a TTest whose Diff and interval are on the log scale.
+// Between files: Welch's test on the logarithms.
+func throughputTest(ta, tb []runTotals, paired bool) (la, lb []float64, w stats.TTest, err error) {
+	if !paired {
+		for _, t := range ta {
+			la = append(la, math.Log(t.mbit))
+		}
+		for _, t := range tb {
+			lb = append(lb, math.Log(t.mbit))
+		}
+		w, err = stats.Welch(la, lb)
+		return la, lb, w, err
+	}
+	a, b := map[int]float64{}, map[int]float64{}
+	for _, t := range ta {
+		a[t.rep] = t.mbit
+	}
+	for _, t := range tb {
+		b[t.rep] = t.mbit
+	}
+	as, bs := stats.PairByKey(a, b)
+	for i := range as {
+		la, lb = append(la, math.Log(as[i])), append(lb, math.Log(bs[i]))
+	}
+	if len(as) < 2 {
+		return la, lb, w, stats.ErrTooFew
+	}
+	s := stats.SummarizeRatios(stats.PairedRatios(as, bs))
+	w = stats.TTest{Diff: math.Log(s.GeoMean), CILow: math.Log(s.GeoLow), CIHigh: math.Log(s.GeoHigh), P: s.P, DF: float64(s.N - 1)}
+	return la, lb, w, nil
 }
 
 // throughputCoV is stdev/mean of the runs' throughput and the runs counted.

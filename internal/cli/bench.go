@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/lab"
 	"github.com/wirespeed/wirespeed/internal/outfile"
@@ -193,21 +191,6 @@ func finishBench(ctx context.Context, env Env, res *bench.Result, runErr error, 
 		return fmt.Errorf("interrupted; the partial result is in %s, marked incomplete", file)
 	}
 	return runErr
-}
-
-// ansiOK says whether w takes screen control codes: a terminal, and not
-// one that says it is dumb (TERM=dumb, as Emacs' shell and some CI logs).
-func ansiOK(w io.Writer) bool {
-	return isTTY(w) && os.Getenv("TERM") != "dumb"
-}
-
-func isTTY(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 func progressBar(w io.Writer) func(bench.Progress) {

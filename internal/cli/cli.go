@@ -32,6 +32,10 @@ var Version = "dev"
 type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// declared, when set, receives the flag set the command declares
+	// (the man page's and the completion's source, shared_flagdocs.go).
+	declared *declared
 }
 
 // writeJSON prints v on env.Stdout as indented JSON: every command's
@@ -77,6 +81,9 @@ func usageErrorf(format string, a ...any) error {
 func newFlagSet(c *Command, env Env) *flag.FlagSet {
 	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
+	if env.declared != nil {
+		env.declared.cmd, env.declared.fs = c, fs
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(env.Stderr, "%s\n\nFlags:\n", strings.TrimSpace(c.Usage))
 		fs.PrintDefaults()

@@ -20,7 +20,7 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/golden from the 
 const goldenFixtures = "../../testdata/snapshots"
 
 // goldenUpdate is the command that writes a missing or changed golden file.
-const goldenUpdate = "go test ./internal/cli -run Golden -update"
+const goldenUpdate = "make golden (go test ./internal/cli -run Golden -update for these alone)"
 
 // goldenRuns are the commands each fixture goes through, by the suffix of
 // their golden file: what a user sees of inspect and doctor on a snapshot.

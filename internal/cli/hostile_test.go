@@ -4,6 +4,7 @@ package cli
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/testfiles"
 )
 
 // TestHostileInputs is the sweep of issue 34 kept as a test: each input
@@ -175,20 +178,12 @@ func TestBrokenResultsDrawNoVerdict(t *testing.T) {
 // replaced.
 func rewriteSnapshot(t *testing.T, src, dst, name, content string) {
 	t.Helper()
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tarBytes := testfiles.Read(t, src)
 	out, _ := os.Create(dst)
 	defer out.Close()
 	zw := gzip.NewWriter(out)
 	tw := tar.NewWriter(zw)
-	tr := tar.NewReader(zr)
+	tr := tar.NewReader(bytes.NewReader(tarBytes))
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {

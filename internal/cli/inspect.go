@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -107,26 +106,6 @@ func runInspect(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "wirespeed: snapshot written to %s (read it anywhere with: wirespeed inspect --from %s)\n", *save, *save)
 	}
 	return nil
-}
-
-// snapshotError says what a snapshot that cannot be opened is and what to
-// give instead.
-func snapshotError(file string, err error) error {
-	var te *hostfs.TempDirError
-	if errors.As(err, &te) {
-		return fmt.Errorf("cannot open the snapshot %s here: %v", file, te)
-	}
-	// hostfs's errors begin with the file already: say it once.
-	msg := strings.TrimPrefix(unwrapPathErr(err).Error(), file+": ")
-	return fmt.Errorf("cannot read the snapshot %s: %s; give a file that 'wirespeed inspect --save' wrote", file, msg)
-}
-
-// unknownIface makes an unknown interface a usage error that says what to do.
-func unknownIface(err error) error {
-	if errors.Is(err, inspect.ErrUnknownInterface) {
-		return usageErrorf("%v; name one of those, or leave the names out for every device", err)
-	}
-	return err
 }
 
 func writeSnapshot(file string, rec *hostfs.Recorder, a *inspect.Answers, snap *inspect.Snapshot, args []string) error {

@@ -5,7 +5,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os/exec"
 	"strings"
 	"testing"
@@ -48,39 +47,55 @@ over two lines.
 	t.Cleanup(func() { delete(commands, c.Name) })
 }
 
-func TestManParseDefaultsRoundTrip(t *testing.T) {
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	fs.Bool("j", false, "one letter")
-	fs.Int("P", 4, "one letter with a value")
-	fs.String("from", "", "a `FILE` to read\nsecond line")
-	fs.Float64("ratio", 0.5, "a number")
-	fs.Func("variant", "repeatable", func(string) error { return nil })
-	var buf bytes.Buffer
-	fs.SetOutput(&buf)
-	fs.PrintDefaults()
-	got := parseDefaults(buf.String())
-	byName := map[string]flagDoc{}
-	for _, f := range got {
-		byName[f.Name] = f
+// printedAsHelp writes flags as flag.PrintDefaults does, for comparing the
+// declarations the generators read with what -h prints.
+func printedAsHelp(flags []flagDoc) string {
+	var b strings.Builder
+	for _, f := range flags {
+		line := "  -" + f.Name
+		if f.Value != "" {
+			line += " " + f.Value
+		}
+		if len(line) <= 4 {
+			line += "\t"
+		} else {
+			line += "\n    \t"
+		}
+		b.WriteString(line + strings.ReplaceAll(f.Usage, "\n", "\n    \t") + "\n")
+	}
+	return b.String()
+}
+
+// TestFlagDocsAreHelp: what the man page and the completion read from the
+// declarations is, flag for flag, what each command's and sub-command's -h
+// prints (hidden flags left out, defaults as -h shows them).
+func TestFlagDocsAreHelp(t *testing.T) {
+	withTestCommand(t)
+	docs, err := helpDocs()
+	if err != nil {
+		t.Fatal(err)
 	}
 	n := 0
-	fs.VisitAll(func(f *flag.Flag) {
-		n++
-		d, ok := byName[f.Name]
-		if !ok {
-			t.Errorf("flag %s: not parsed back from\n%s", f.Name, buf.String())
-			return
+	for _, d := range docs {
+		for _, c := range append([]*cmdDoc{d}, d.Subs...) {
+			args := []string{d.Name, "-h"}
+			if c.Sub != "" {
+				args = []string{d.Name, c.Sub, "-h"}
+			}
+			var out, errb bytes.Buffer
+			if code := Main(context.Background(), args, &out, &errb); code != ExitOK {
+				t.Fatalf("%q: exit %d: %s", args, code, errb.String())
+			}
+			help := out.String() + errb.String()
+			_, flags, _ := strings.Cut(help, "\nFlags:\n")
+			if got := printedAsHelp(c.Flags); got != flags {
+				t.Errorf("%q: the declarations read\n%s\n-h prints\n%s", args, got, flags)
+			}
+			n += len(c.Flags)
 		}
-		name, usage := flag.UnquoteUsage(f)
-		if d.Value != name {
-			t.Errorf("flag %s: value name %q, want %q", f.Name, d.Value, name)
-		}
-		if !strings.HasPrefix(d.Usage, usage) {
-			t.Errorf("flag %s: usage %q, want it to start with %q", f.Name, d.Usage, usage)
-		}
-	})
-	if len(got) != n {
-		t.Errorf("parsed %d flags, the set has %d: %+v", len(got), n, got)
+	}
+	if n < 100 {
+		t.Errorf("%d flags in all: the generators read too few", n)
 	}
 }
 

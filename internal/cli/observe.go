@@ -4,17 +4,8 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"math"
-	"net"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/observe"
 )
 
@@ -102,123 +93,5 @@ func runObserve(ctx context.Context, env Env, args []string) error {
 		return writeJSON(env, o)
 	}
 	observe.WriteText(env.Stdout, o)
-	return nil
-}
-
-// deviceIRQs asks inspect which interrupts serve the named devices that live
-// in this network namespace (for a USB NIC: its host controller's), so
-// observe can show them. Best effort: devices elsewhere are skipped.
-func deviceIRQs(ctx context.Context, ifaces []string) map[string][]int {
-	out := map[string][]int{}
-	for _, name := range ifaces {
-		if _, err := net.InterfaceByName(name); err != nil {
-			continue
-		}
-		ictx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		snap, err := inspect.Collect(ictx, inspect.Options{Ifaces: []string{name}})
-		cancel()
-		if err != nil {
-			continue
-		}
-		for _, d := range snap.Devices {
-			for _, q := range d.IRQs {
-				out[d.Name] = append(out[d.Name], q.Number)
-			}
-		}
-	}
-	return out
-}
-
-// checkLocalIfaces refuses interface names that are not in this network
-// namespace. Tracepoints name devices without their namespace, so observe
-// would otherwise count nothing for a typo and exit 0.
-func checkLocalIfaces(ifaces []string) error {
-	var missing []string
-	for _, n := range ifaces {
-		if strings.ContainsRune(n, '/') || n == "." || n == ".." {
-			missing = append(missing, n)
-			continue
-		}
-		if _, err := os.Stat(filepath.Join("/sys/class/net", n)); err != nil {
-			missing = append(missing, n)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	var have []string
-	if ents, err := os.ReadDir("/sys/class/net"); err == nil {
-		for _, e := range ents {
-			have = append(have, e.Name())
-		}
-	}
-	return usageErrorf("unknown interface %s (this network namespace has: %s); for a device in another namespace run it there: ip netns exec NS wirespeed ...",
-		strings.Join(quoteAll(missing), ", "), strings.Join(have, ", "))
-}
-
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = strconv.Quote(s)
-	}
-	return out
-}
-
-// sampleFlag is a sampling share (observe.Options.Sample), given as a
-// percentage (10%) or a fraction (0.1).
-type sampleFlag float64
-
-func (f *sampleFlag) String() string {
-	return strconv.FormatFloat(100*float64(*f), 'g', -1, 64) + "%"
-}
-
-func (f *sampleFlag) Set(s string) error {
-	v, err := parseSample(s)
-	if err != nil {
-		return err
-	}
-	*f = sampleFlag(v)
-	return nil
-}
-
-// parseSample reads "10%", "12.5%" or "0.1" as a fraction in (0, 1]. (The
-// flag package names the value in its error.)
-func parseSample(s string) (float64, error) {
-	num, percent := strings.CutSuffix(strings.TrimSpace(s), "%")
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, errors.New("want a percentage such as 10% or a fraction such as 0.1")
-	}
-	if percent {
-		v /= 100
-	}
-	switch {
-	case v <= 0:
-		return 0, errors.New("must be more than 0% (100% is continuous)")
-	case v > 1 && !percent && v <= 100:
-		return 0, fmt.Errorf("a fraction is at most 1; for a percentage write %s%%", num)
-	case v > 1 && !percent:
-		return 0, errors.New("want a percentage up to 100% (continuous), such as 10%, or a fraction up to 1, such as 0.1")
-	case v > 1:
-		return 0, errors.New("at most 100% (continuous)")
-	}
-	return v, nil
-}
-
-// secondsOrDuration is a duration flag that also takes plain seconds.
-type secondsOrDuration time.Duration
-
-func (d *secondsOrDuration) String() string { return time.Duration(*d).String() }
-
-func (d *secondsOrDuration) Set(s string) error {
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		*d = secondsOrDuration(f * float64(time.Second))
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return errors.New("want a duration such as 10s, 500ms or a number of seconds")
-	}
-	*d = secondsOrDuration(v)
 	return nil
 }

@@ -5,9 +5,7 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -131,15 +129,6 @@ func writeReport(env Env, in []report.Input, htmlOut string) error {
 		fmt.Fprintf(env.Stdout, "wrote %s (%d file(s), %d chart(s))\n", htmlOut, len(in), countCharts(rp))
 	}
 	return nil
-}
-
-// unwrapPathErr drops the path an *os.PathError names.
-func unwrapPathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 func countCharts(rp *report.Report) int {

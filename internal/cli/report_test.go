@@ -3,31 +3,19 @@
 package cli
 
 import (
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/testfiles"
 )
 
 // realResult writes the report package's real lab fixture as a plain
 // result file.
 func realResult(t *testing.T, dir string) string {
 	t.Helper()
-	f, err := os.Open("../report/testdata/lab-gro-threaded.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testfiles.Read(t, "../report/testdata/lab-gro-threaded.json.gz")
 	p := filepath.Join(dir, "lab.json")
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)

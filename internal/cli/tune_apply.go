@@ -79,17 +79,10 @@ func addTuneApplyFlags(fs *flag.FlagSet, env Env) *tuneApplyFlags {
 	return f
 }
 
-// tuneJudge is how tune apply measures and judges, from its checked flags.
-type tuneJudge struct {
-	metric string   // the goal's metric
-	guards []string // tune.ParseGuards of --guard
-	extra  []string // --bench-args, split
-}
-
 // check refuses conflicting modes, empty values, flags the mode ignores
 // and bad numbers, before anything is read or changed.
-func (f *tuneApplyFlags) check(fs *flag.FlagSet) (tuneJudge, error) {
-	var j tuneJudge
+func (f *tuneApplyFlags) check(fs *flag.FlagSet) (tune.ApplyOptions, error) {
+	var j tune.ApplyOptions
 	n := 0
 	for _, b := range []bool{*f.peer != "", *f.useLab, *f.verify != ""} {
 		if b {
@@ -111,42 +104,21 @@ func (f *tuneApplyFlags) check(fs *flag.FlagSet) (tuneJudge, error) {
 	if err := refuseUnused("tune apply", f.set, measuredBy(*f.peer, *f.useLab || *f.labChild != "", *f.verify)); err != nil {
 		return j, err
 	}
-	if *f.verifyTimeout < time.Second {
-		return j, usageErrorf("tune apply: --verify-timeout %s: want 1s or more", *f.verifyTimeout)
-	}
-	var err error
-	if j.metric, err = tune.GoalMetric(*f.goal); err != nil {
-		return j, usageErrorf("tune apply: %v", err)
-	}
-	if j.guards, err = tune.ParseGuards(*f.guard); err != nil {
-		return j, usageErrorf("tune apply: --guard: %v", err)
-	}
-	if *f.pairs < 2 || *f.pairs > 100 {
-		return j, usageErrorf("tune apply: --pairs %d: want 2-100 (the paired test needs two pairs)", *f.pairs)
-	}
 	d, err := parseDurationFlag("duration", *f.dur) // plain seconds too, as bench's -t
 	if err != nil {
 		return j, err
 	}
-	if d < time.Second {
-		return j, usageErrorf("tune apply: --duration %q: want 1s or more", *f.dur)
-	}
-	if *f.dir != bench.DirSend && *f.dir != bench.DirReceive {
-		return j, usageErrorf("tune apply: --direction %q: want send or receive", *f.dir)
-	}
-	if *f.streams < 1 || *f.streams > 128 {
-		return j, usageErrorf("tune apply: -P %d: want 1-128 streams", *f.streams)
-	}
-	j.extra = strings.Fields(*f.extra)
-	if err := tune.CheckBenchArgs(j.extra); err != nil {
-		return j, usageErrorf("tune apply: --bench-args: %v", err)
+	j = tune.ApplyOptions{Goal: *f.goal, Guard: *f.guard, Pairs: *f.pairs, Duration: d, Direction: *f.dir,
+		Streams: *f.streams, VerifyTimeout: *f.verifyTimeout, BenchArgs: strings.Fields(*f.extra)}
+	if err := j.Validate(); err != nil {
+		return j, usageErrorf("tune apply: %v", err)
 	}
 	// bench's own flag set reads them now, for every way of measuring
 	// (with --lab they went unread until the lab's first measurement)
 	bfs := flag.NewFlagSet("bench", flag.ContinueOnError) // flagError: "see 'wirespeed bench -h'"
 	bfs.SetOutput(io.Discard)
 	bf := addBenchFlags(bfs)
-	if err := bfs.Parse(j.extra); err != nil {
+	if err := bfs.Parse(j.BenchArgs); err != nil {
 		return j, usageErrorf("tune apply: --bench-args (flags of 'wirespeed bench'): %v", flagError(bfs, err))
 	}
 	if bfs.NArg() > 0 {
@@ -203,21 +175,21 @@ func tuneApplyActions(ctx context.Context, f *tuneApplyFlags, pos []string) ([]d
 
 // measurer is how each action is measured: --verify-cmd, --peer, or the
 // lab's sender namespace; nil for a static apply.
-func (f *tuneApplyFlags) measurer(j tuneJudge) tune.Measurer {
+func (f *tuneApplyFlags) measurer(j tune.ApplyOptions) tune.Measurer {
 	switch {
 	case *f.verify != "":
-		return tune.VerifyMeasurer(*f.verify, j.metric, *f.verifyTimeout)
+		return tune.VerifyMeasurer(*f.verify, j.Metric, *f.verifyTimeout)
 	case *f.peer != "":
-		return tune.Bench{Peer: *f.peer, Duration: *f.dur, Direction: *f.dir, Streams: *f.streams, Extra: j.extra}.Measurer()
+		return tune.Bench{Peer: *f.peer, Duration: *f.dur, Direction: *f.dir, Streams: *f.streams, Extra: j.BenchArgs}.Measurer()
 	case *f.labChild != "":
-		return tune.LabBench(*f.labChild, *f.dur, *f.streams, j.extra).Measurer()
+		return tune.LabBench(*f.labChild, *f.dur, *f.streams, j.BenchArgs).Measurer()
 	}
 	return nil
 }
 
 // applyTune applies the actions, journaled: each kept if it measurably
 // helps (or all kept, without a measurement), and prints what was done.
-func applyTune(ctx context.Context, env Env, f *tuneApplyFlags, acts []doctor.Action, j tuneJudge) error {
+func applyTune(ctx context.Context, env Env, f *tuneApplyFlags, acts []doctor.Action, j tune.ApplyOptions) error {
 	measure := f.measurer(j)
 	asJSON := *f.c.asJSON
 	t, err := tune.New(tune.StateDir(*f.c.stateDir), tune.Live())
@@ -238,13 +210,13 @@ func applyTune(ctx context.Context, env Env, f *tuneApplyFlags, acts []doctor.Ac
 	if measure == nil {
 		return tuneStatic(ctx, env, t, acts, asJSON, progress)
 	}
-	trials, lerr := t.Loop(ctx, acts, tune.LoopConfig{Goal: *f.goal, Pairs: *f.pairs, Guards: j.guards, Measure: measure, Progress: progress})
+	trials, lerr := t.Loop(ctx, acts, tune.LoopConfig{Goal: *f.goal, Pairs: *f.pairs, Guards: j.Guards, Measure: measure, Progress: progress})
 	if asJSON {
-		if err := writeJSON(env, map[string]any{"goal": *f.goal, "metric": j.metric, "pairs": *f.pairs, "trials": trials}); err != nil {
+		if err := writeJSON(env, map[string]any{"goal": *f.goal, "metric": j.Metric, "pairs": *f.pairs, "trials": trials}); err != nil {
 			return err
 		}
 	} else {
-		writeTrials(env, j.metric, trials)
+		writeTrials(env, j.Metric, trials)
 	}
 	return lerr
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -197,20 +196,6 @@ func refuseEmpty(fs *flag.FlagSet, cmd string) error {
 	fs.Visit(func(f *flag.Flag) {
 		if err == nil && f.Name != "json" && f.Name != "all" && f.Name != "remove" && strings.TrimSpace(f.Value.String()) == "" {
 			err = usageErrorf("%s: --%s is empty: give a value or leave the flag out; nothing was done", cmd, f.Name)
-		}
-	})
-	return err
-}
-
-// refuseEmptyOf refuses the named flags given with an empty value: an
-// empty FILE or DIR is not "no file" (the host instead of a snapshot, the
-// default directory), it is a mistake to point out. prefix starts the
-// message ("lab vm: ", or "" where the command's name is the prefix).
-func refuseEmptyOf(fs *flag.FlagSet, cmd string, names ...string) error {
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err == nil && slices.Contains(names, f.Name) && strings.TrimSpace(f.Value.String()) == "" {
-			err = usageErrorf("%s--%s is empty: give a value or leave the flag out", cmd, f.Name)
 		}
 	})
 	return err

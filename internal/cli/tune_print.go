@@ -20,6 +20,9 @@ import (
 // wirespeed passes to itself (the lab's re-run) and a user never gives.
 func hideFlags(fs *flag.FlagSet, env Env, names ...string) {
 	usage := commands["tune"].Usage
+	if env.declared != nil {
+		env.declared.hidden = names
+	}
 	fs.Usage = func() {
 		shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
 		shown.SetOutput(env.Stderr)

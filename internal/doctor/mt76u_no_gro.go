@@ -37,12 +37,6 @@ func init() {
 	})
 }
 
-// isMac80211: a SoftMAC WiFi interface, whose TX goes through mac80211's
-// own queues.
-func isMac80211(d *inspect.Device) bool {
-	return d.Wireless != nil && d.Wireless.Stack == inspect.StackMac80211
-}
-
 func checkMT76U(in *Input) ([]Finding, []Skipped) {
 	commit, where := mt76uNAPI()
 	napiFact := fact("mt76u-threaded-napi")

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/wirespeed/wirespeed/internal/datapath"
-	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/observe"
 )
 
@@ -25,10 +23,6 @@ func init() {
 		Check:    checkNAPIConvergence,
 	})
 }
-
-// busyNAPIWork is the packets per (attached) second above which a NAPI
-// counts as busy.
-const busyNAPIWork = 1000
 
 type napiOnCPU struct {
 	dev   string
@@ -108,29 +102,4 @@ func checkNAPIConvergence(in *Input) ([]Finding, []Skipped) {
 		out = append(out, f)
 	}
 	return out, skipped
-}
-
-func deviceByName(s *inspect.Snapshot, name string) *inspect.Device {
-	for i := range s.Devices {
-		if s.Devices[i].Name == name {
-			return &s.Devices[i]
-		}
-	}
-	return nil
-}
-
-// threadedActions makes a device's NAPIs threaded: per NAPI where the
-// kernel has napi-set threaded and the NAPIs have ids, else the device-wide
-// sysfs knob.
-func threadedActions(s *inspect.Snapshot, d *inspect.Device) []Action {
-	if s.Host.Features.PerNAPIThreaded.State == datapath.Yes && len(d.NAPIs) > 0 {
-		var acts []Action
-		for _, n := range d.NAPIs {
-			acts = append(acts, Action{ID: fmt.Sprintf("napi-threaded:%s:%d", d.Name, n.ID), Kind: KindNAPI, Device: d.Name,
-				Target: fmt.Sprintf("%d:threaded", n.ID), Value: "enabled",
-				Command: fmt.Sprintf("ynl --family netdev --do napi-set --json '{\"id\": %d, \"threaded\": \"enabled\"}'", n.ID)})
-		}
-		return acts
-	}
-	return []Action{sysfsAction("threaded:"+d.Name, d.Name, "/sys/class/net/"+d.Name+"/threaded", "1")}
 }

@@ -3,11 +3,8 @@
 package doctor
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"errors"
-	"io"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/inspect"
+	"github.com/wirespeed/wirespeed/internal/testfiles"
 )
 
 // Two real bench results: a VM lab run against a USB NIC (one snapshot,
@@ -27,24 +25,7 @@ const (
 
 func loadResult(t *testing.T, file string) *bench.Result {
 	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(file, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = zr
-	}
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := bench.Decode(b, file)
+	res, err := bench.Decode(testfiles.Read(t, file), file)
 	if err != nil {
 		t.Fatal(err)
 	}

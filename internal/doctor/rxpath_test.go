@@ -5,7 +5,6 @@ package doctor
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
 	"iter"
@@ -20,6 +19,7 @@ import (
 	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
 	"github.com/wirespeed/wirespeed/internal/observe"
+	"github.com/wirespeed/wirespeed/internal/testfiles"
 )
 
 // The RX path is read from files other versions wrote (--from, --result):
@@ -115,11 +115,11 @@ func storedFiles(t *testing.T, files []string) iter.Seq2[string, []byte] {
 				}
 				continue
 			}
-			zr, err := gzip.NewReader(bytes.NewReader(b))
+			tb, err := testfiles.Decode(p, b)
 			if err != nil {
 				t.Fatalf("%s: %v", p, err)
 			}
-			tr := tar.NewReader(zr)
+			tr := tar.NewReader(bytes.NewReader(tb))
 			for {
 				h, err := tr.Next()
 				if err == io.EOF {
@@ -161,14 +161,9 @@ func TestStoredFilesReadBack(t *testing.T) {
 	}
 	var snaps, obs, paths int
 	for p, b := range storedFiles(t, files) {
-		if strings.HasSuffix(p, ".gz") {
-			zr, err := gzip.NewReader(bytes.NewReader(b))
-			if err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
-			if b, err = io.ReadAll(zr); err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
+		b, err := testfiles.Decode(p, b)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
 		}
 		if !bytes.Contains(b, []byte(`"rx_path"`)) {
 			continue

@@ -22,8 +22,6 @@ func init() {
 	})
 }
 
-var udpTunnelDrivers = map[string]bool{"wireguard": true, "vxlan": true, "geneve": true, "fou": true, "gtp": true, "bareudp": true}
-
 func checkUDPGROForwardingOff(in *Input) ([]Finding, []Skipped) {
 	var out []Finding
 	var skipped []Skipped

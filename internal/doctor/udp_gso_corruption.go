@@ -27,18 +27,6 @@ func init() {
 	})
 }
 
-// udpTunnels lists the snapshot's UDP tunnel devices: the kernel's UDP
-// tunnels and tun devices (wireguard-go, Tailscale, OpenVPN over UDP).
-func udpTunnels(in *Input) []string {
-	var out []string
-	for _, d := range in.Snap.Devices {
-		if udpTunnelDrivers[d.Driver] || d.Driver == "tun" {
-			out = append(out, d.Name)
-		}
-	}
-	return out
-}
-
 func checkUDPGSO(in *Input) ([]Finding, []Skipped) {
 	k := in.Snap.Host.Kernel
 	bug, fix := fact("udp-gso-corruption"), fact("udp-gso-corruption-fix")

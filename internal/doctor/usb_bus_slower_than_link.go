@@ -2,13 +2,7 @@
 
 package doctor
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/wirespeed/wirespeed/internal/inspect"
-)
+import "fmt"
 
 // Rule usb-bus-slower-than-link: a USB NIC whose USB link is slower than
 // its Ethernet link (a gigabit adapter on a 480 Mbit/s USB 2 port or
@@ -21,11 +15,6 @@ func init() {
 		Findings: []string{"usb-bus-slower-than-link"},
 		Check:    checkUSBBusSlowerThanLink,
 	})
-}
-
-// gigabitUSB are drivers of USB NICs that are gigabit or faster.
-var gigabitUSB = map[string]int{
-	"ax88179_178a": 1000, "r8152": 1000, "aqc111": 5000, "lan78xx": 1000,
 }
 
 // cdcSpeedClass are the class drivers whose link speed comes from the
@@ -82,14 +71,4 @@ func checkUSBBusSlowerThanLink(in *Input) ([]Finding, []Skipped) {
 		}
 	}
 	return out, nil
-}
-
-// usbSpeed is a USB NIC's USB link rate in Mbit/s; false when it has none
-// or it is unreadable.
-func usbSpeed(d *inspect.Device) (float64, bool) {
-	if d.USB == nil {
-		return 0, false
-	}
-	usb, err := strconv.ParseFloat(strings.TrimSpace(d.USB.SpeedMbps), 64)
-	return usb, err == nil && usb > 0
 }

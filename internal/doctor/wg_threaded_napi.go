@@ -4,7 +4,6 @@ package doctor
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/wirespeed/wirespeed/internal/datapath"
 	"github.com/wirespeed/wirespeed/internal/inspect"
@@ -24,63 +23,6 @@ func init() {
 		Findings: []string{"wg-threaded-napi"},
 		Check:    checkWGThreaded,
 	})
-}
-
-// wireguards lists the Input's WireGuard devices that are up.
-func wireguards(in *Input) []*inspect.Device {
-	var out []*inspect.Device
-	for _, d := range in.devices() {
-		if d.Driver == "wireguard" && isUp(d) {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// napiThreaded: the device's NAPIs are polled by kthreads (the sysfs knob,
-// per-NAPI threaded, or napi/DEV-* threads seen).
-func napiThreaded(d *inspect.Device) bool {
-	if d.NAPISysfs.Threaded == "1" || d.NAPISysfs.Threaded == "2" || len(d.Threads) > 0 {
-		return true
-	}
-	for _, n := range d.NAPIs {
-		if n.PID != nil || (n.Threaded != "" && n.Threaded != "disabled") {
-			return true
-		}
-	}
-	return false
-}
-
-func deviceNames(ds []*inspect.Device) []string {
-	var out []string
-	for _, d := range ds {
-		out = append(out, d.Name)
-	}
-	return out
-}
-
-// nameList shortens a long device list for a title: "wg0, wg1, ... (16 devices)".
-func nameList(names []string) string {
-	if len(names) <= 4 {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s, %s, ... (%d devices)", names[0], names[1], len(names))
-}
-
-// wgThreadedCaveat is what anyone turning threaded NAPI on for WireGuard
-// devices on kernel rel must know.
-func wgThreadedCaveat(rel string) string {
-	f := fact("wg-threaded-default")
-	s := "WireGuard's threaded default (" + f.Cite() + ") was " + f.Note + "; the stable releases that carried it: " + f.StableRanges() + "."
-	switch r, inRange, known := InStable(rel, f.Key); {
-	case inRange:
-		s += " Kernel " + rel + " is one of them: upgrade to " + r.After() + " or later before relying on threaded NAPI for WireGuard."
-	case !known:
-		s += " Whether kernel " + rel + " is one of them (" + r.String() + ") is unknown: " + patchUnknownNote(rel) + "."
-	case Has(rel, f.Key) == datapath.Yes:
-		s += " Kernel " + rel + " is not one of them: " + wgMainlineStall + ", so whether it can stall is not known."
-	}
-	return s + " A peer that stops receiving while its handshakes continue (wg show DEV latest-handshakes, transfer) is that stall."
 }
 
 func checkWGThreaded(in *Input) ([]Finding, []Skipped) {

@@ -6,11 +6,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/testfiles"
 )
 
 // FuzzOpenSnapshot feeds the snapshot reader crafted tar streams (gzipped
@@ -19,26 +20,7 @@ import (
 // temporary tree behind; an accepted snapshot unpacks only below its own
 // directory, and Close removes it.
 func FuzzOpenSnapshot(f *testing.F) {
-	files, _ := filepath.Glob("../../testdata/snapshots/*.tar.gz")
-	if len(files) == 0 {
-		f.Fatal("no snapshot fixtures")
-	}
-	for _, p := range files[:2] {
-		z, err := os.Open(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		zr, err := gzip.NewReader(z)
-		if err != nil {
-			f.Fatal(err)
-		}
-		b, err := io.ReadAll(zr)
-		z.Close()
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	testfiles.Seeds(f, "../../testdata/snapshots/*.tar.gz", 2) // .tar.gz: seeded as the tar inside
 	tmp := f.TempDir()
 	f.Setenv("TMPDIR", tmp)
 	f.Fuzz(func(t *testing.T, tarBytes []byte) {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"github.com/wirespeed/wirespeed/internal/datapath"
 	"os"
 	"path/filepath"
@@ -19,8 +18,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/wirespeed/wirespeed/internal/hostfs"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 const fixtures = "../../testdata/snapshots"
 
@@ -52,17 +49,33 @@ func fromFixture(t *testing.T, name string, ifaces ...string) *Snapshot {
 	return snap
 }
 
-var fixtureNames = []string{"rpi4-ax88179", "wg-gateway-16", "firecracker-host", "firecracker-veth-threaded", "vm-rpi3-usb-nic",
-	"usbnet-619", "wg-gw-softirq", "wg-gw-threaded", "wg-gw-pinned",
-	"mt7921u-stock", "mt7921u-napi", "ax210-iwlwifi", "phone-cdc-ncm", "pi4-r8152", "pi4-r8152-usb2", "lte-qmi-wwan",
-	"pi5-rp1-ax88179", "modem-5g-mbim", "mt7921u-73"}
+// fixtureNames lists every snapshot fixture, by listing the directory.
+func fixtureNames(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(fixtures, "*.tar.gz"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fixtures in %s (%v)", fixtures, err)
+	}
+	var out []string
+	for _, p := range paths {
+		out = append(out, strings.TrimSuffix(filepath.Base(p), ".tar.gz"))
+	}
+	return out
+}
 
-// TestGolden compares the text and JSON output of every fixture with the
-// reviewed golden files (go test ./internal/inspect -update rewrites them).
+// golden is the one golden set of inspect's output: internal/cli's, which
+// its TestGolden writes from 'wirespeed inspect --from' ('make golden').
+const golden = "../cli/testdata/golden"
+
+// TestGolden compares the text and JSON of every fixture, collected and
+// rendered here, with what 'wirespeed inspect --from' wrote into the golden
+// set (the same fixture path, so the same source line): a change shows in
+// this package's tests, not only in the command's.
 func TestGolden(t *testing.T) {
-	for _, name := range fixtureNames {
+	for _, name := range fixtureNames(t) {
 		t.Run(name, func(t *testing.T) {
 			snap := fromFixture(t, name)
+			snap.Source.File = filepath.Join(fixtures, name+".tar.gz")
 			var txt bytes.Buffer
 			if err := WriteText(&txt, snap); err != nil {
 				t.Fatal(err)
@@ -71,20 +84,14 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for ext, got := range map[string][]byte{".txt": txt.Bytes(), ".json": append(js, '\n')} {
-				p := filepath.Join("testdata/golden", name+ext)
-				if *update {
-					if err := os.WriteFile(p, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
+			for ext, got := range map[string][]byte{".inspect.txt": txt.Bytes(), ".inspect.json": append(js, '\n')} {
+				p := filepath.Join(golden, name+ext)
 				want, err := os.ReadFile(p)
 				if err != nil {
-					t.Fatalf("%v (run go test ./internal/inspect -update)", err)
+					t.Fatalf("%v (make golden writes it)", err)
 				}
 				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs from %s:\n%s", name+ext, p, firstDiff(string(want), string(got)))
+					t.Errorf("%s differs from %s (if the change is meant, make golden and commit the diff):\n%s", name+ext, p, firstDiff(string(want), string(got)))
 				}
 			}
 		})
@@ -138,7 +145,7 @@ func validateJSON(t *testing.T, sch *jsonschema.Schema, b []byte) error {
 
 func TestSchemaValidates(t *testing.T) {
 	sch := schema(t)
-	for _, name := range fixtureNames {
+	for _, name := range fixtureNames(t) {
 		if err := validate(t, sch, fromFixture(t, name)); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}

@@ -8,7 +8,7 @@ import (
 )
 
 // BenchObserver runs a Session for the length of a bench run; it satisfies
-// bench.Observer (defined there, wired up in internal/cli/bench_observe.go).
+// bench.Observer (defined there, wired up in internal/cli/shared_bench_observe.go).
 type BenchObserver struct {
 	Light  bool    // see Options.Light
 	Sample float64 // see Options.Sample; 0 or 1: attached throughout

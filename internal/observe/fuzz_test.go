@@ -3,26 +3,16 @@
 package observe
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/testfiles"
 )
 
 // FuzzParseFormat: a tracefs format file the parser accepts has a name and
 // fields whose offsets and sizes can index a record (none negative); the
 // layout check reads them to decide how the BPF programs read events.
 func FuzzParseFormat(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*/sys/kernel/*tracing/events/*/*/format")
-	if len(files) == 0 {
-		f.Fatal("no captured format files under testdata")
-	}
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	testfiles.Seeds(f, "testdata/*/sys/kernel/*tracing/events/*/*/format", 0)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fm, err := ParseFormat(b)
 		if err != nil {

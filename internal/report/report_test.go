@@ -6,13 +6,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"io"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
+	"github.com/wirespeed/wirespeed/internal/testfiles"
 )
 
 // fixture is a real host-lab result (testdata/README.md says how it was
@@ -21,20 +20,7 @@ const fixture = "testdata/lab-gro-threaded.json.gz"
 
 func loadFixture(t *testing.T) *bench.Result {
 	t.Helper()
-	f, err := os.Open(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := bench.Decode(b, fixture)
+	r, err := bench.Decode(testfiles.Read(t, fixture), fixture)
 	if err != nil {
 		t.Fatal(err)
 	}

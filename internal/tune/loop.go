@@ -74,9 +74,12 @@ type MetricDelta struct {
 	Before []float64 `json:"before"`
 	After  []float64 `json:"after"`
 	// MeanBefore, MeanAfter, MedianRatio (of the per-pair ratios after/before).
-	MeanBefore  float64   `json:"mean_before"`
-	MeanAfter   float64   `json:"mean_after"`
-	Ratio       float64   `json:"ratio"` // MeanAfter / MeanBefore
+	MeanBefore float64 `json:"mean_before"`
+	MeanAfter  float64 `json:"mean_after"`
+	// Ratio is the geometric mean of the per-pair ratios after/before
+	// (stats.SummarizeRatios, as bench's headlines), MeanAfter/MeanBefore
+	// where a value is not positive.
+	Ratio       float64   `json:"ratio"`
 	PairRatios  []float64 `json:"pair_ratios"`
 	MedianRatio float64   `json:"median_ratio"`
 	P           float64   `json:"p"` // paired t-test, two-sided
@@ -134,27 +137,36 @@ type LoopConfig struct {
 
 func judge(metric string, before, after []float64) MetricDelta {
 	d := MetricDelta{Metric: metric, Before: before, After: after,
-		MeanBefore: stats.Mean(before), MeanAfter: stats.Mean(after)}
-	if d.MeanBefore != 0 {
-		d.Ratio = d.MeanAfter / d.MeanBefore
-	}
+		MeanBefore: stats.Mean(before), MeanAfter: stats.Mean(after), P: 1}
+	var pb, pa []float64 // the pairs whose before is not 0
 	for i := range before {
 		if before[i] != 0 {
-			d.PairRatios = append(d.PairRatios, after[i]/before[i])
+			pb, pa = append(pb, before[i]), append(pa, after[i])
 		}
 	}
-	if len(d.PairRatios) > 0 {
+	if len(pb) > 0 {
+		d.PairRatios = stats.PairedRatios(pb, pa)
 		d.MedianRatio = stats.Percentile(d.PairRatios, 50)
 	}
-	d.P = 1
 	// Noise on a shared machine scales with the value (a busy neighbour
-	// costs a share of the throughput), so the test runs on the logarithms:
-	// it asks whether the per-pair ratios are consistently above 1.
-	lb, la := logs(before), logs(after)
-	if lb == nil || la == nil {
-		lb, la = before, after
+	// costs a share of the throughput), so the ratio and the test are on
+	// the logarithms, as bench's headlines: the geometric mean of the
+	// per-pair ratios, and whether they are consistently above 1. Where a
+	// value is not positive there are no logarithms: the ratio of the
+	// means, and the test on the values.
+	var r stats.TTest
+	var err error
+	if lb, la := logs(before), logs(after); lb != nil && la != nil {
+		s := stats.SummarizeRatios(stats.PairedRatios(before, after))
+		d.Ratio = s.GeoMean
+		r, err = stats.PairedT(lb, la)
+	} else {
+		if d.MeanBefore != 0 {
+			d.Ratio = d.MeanAfter / d.MeanBefore
+		}
+		r, err = stats.PairedT(before, after)
 	}
-	if r, err := stats.PairedT(lb, la); err == nil {
+	if err == nil {
 		// Each question the loop asks has a direction - did the goal get
 		// better? did a guarded metric get worse? - so each is a one-sided
 		// test: half the two-sided p, in the direction the mean moved. With

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -165,6 +166,13 @@ func TestJudgeOnRatios(t *testing.T) {
 	d = judge(MetricLatencyP99, []float64{1, 2, 3}, []float64{2, 4.1, 5.9})
 	if !d.Worse || d.Better {
 		t.Fatalf("%+v: doubled latency not worse", d)
+	}
+	// The ratio is the one the test is on, as bench's headlines: the
+	// geometric mean of the per-pair ratios (2x and 1x: 1.41x), not the
+	// ratio of the means (1200/1100: 1.09x).
+	d = judge(MetricThroughput, []float64{100, 1000}, []float64{200, 1000})
+	if math.Abs(d.Ratio-math.Sqrt2) > 1e-9 || d.MedianRatio != 1.5 {
+		t.Fatalf("%+v: ratio %v, median %v; want %v and 1.5", d, d.Ratio, d.MedianRatio, math.Sqrt2)
 	}
 }
 

@@ -198,22 +198,6 @@ func parseVariant(c *Command, env Env, spec string, outer *labFlags) (bench.Vari
 	return bench.Variant{Name: name, Lab: &cfg}, nil
 }
 
-// parseDurationFlag reads flag name's value as a duration (plain numbers
-// are seconds), refusing a negative one; bench's and lab vm's.
-func parseDurationFlag(name, s string) (time.Duration, error) {
-	if n, err := strconv.ParseFloat(s, 64); err == nil {
-		s = strconv.FormatFloat(n, 'f', -1, 64) + "s" // plain seconds
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, usageErrorf("%s %q: not a duration (use e.g. 10s, 500ms, 1m)", dashed(name), s)
-	}
-	if d < 0 {
-		return 0, usageErrorf("%s %q: negative; want a duration such as 10s", dashed(name), s)
-	}
-	return d, nil
-}
-
 var dscpNames = map[string]int{"ef": 46, "cs0": 0, "cs1": 8, "cs2": 16, "cs3": 24, "cs4": 32, "cs5": 40, "cs6": 48, "cs7": 56,
 	"af11": 10, "af12": 12, "af13": 14, "af21": 18, "af22": 20, "af23": 22, "af31": 26, "af32": 28, "af33": 30,
 	"af41": 34, "af42": 36, "af43": 38, "le": 1}
