@@ -29,7 +29,11 @@ blocks with IPS datagram tables of raw IP, on a tun instead of a tap),
 ax88179 (an ASIX AX88179 gigabit adapter, ax88179_178a: vendor registers,
 PHY and link-status interrupt; its own RX aggregates within the bulk-in size
 the driver sets, with RX checksums checked; TX checksums filled and TSO
-segmented in the device, as the driver claims both), rndis (a phone's USB
+segmented in the device, as the driver claims both), aqc111 (an Aquantia
+AQC111U multi-gigabit adapter, aqc111: vendor registers, the firmware's PHY
+word and link-status interrupt, linking at 1000 unless --mbit says more;
+its own RX aggregates up to 62 KiB; TX checksums, TSO and VLAN tags done in
+the device), rndis (a phone's USB
 tethering, rndis_host: RNDIS messages in encapsulated commands with
 RESPONSE_AVAILABLE notifications, each frame in a packet message, several
 per transfer within the host's MaxTransferSize).
@@ -38,11 +42,17 @@ Hostile mode (--seed makes a run repeatable): --bad N malformed aggregates
 per 1000 (overlapping, duplicate and header pointers, lengths and counts past
 the end, bad signatures, NDP loops, truncated blocks; for ax88179 zero and
 too large counts, header offsets past the end or into the frames, frame
-lengths past the transfer, runts, CRC errors, truncated aggregates; for rndis
+lengths past the transfer, runts, CRC errors, truncated aggregates; for
+aqc111 zero and too large counts, descriptor offsets past the end or into
+the frames, lengths past the descriptors or short of them, frames not
+marked received, truncated aggregates; for rndis
 bad message types, MessageLength past the transfer, zero or short of the
 header, data, OOB and per-packet info outside the message, zero data,
 truncated messages), --stall N stalled bulk
 IN answers per 1000, --slow N answers per 1000 held up to --max-delay,
+--slow-out N bulk OUT transfers per 1000 held up to --max-delay before the
+device takes them (those behind wait; control requests and the other
+endpoints are still answered: TX URBs stay in flight across a stop),
 --replug-every D unplugs (mid-transfer) and re-plugs about every D.
 
 The counts (transfers, frames, malformed aggregates by kind, the process's
@@ -63,6 +73,7 @@ func runLabUSBDev(ctx context.Context, env Env, fs *flag.FlagSet, args []string)
 	fs.IntVar(&o.Faults.BadPerMille, "bad", 0, "malformed aggregates per 1000")
 	fs.IntVar(&o.Faults.StallPerMille, "stall", 0, "stalled bulk IN answers per 1000")
 	fs.IntVar(&o.Faults.SlowPerMille, "slow", 0, "bulk IN answers per 1000 held up to --max-delay")
+	fs.IntVar(&o.Faults.SlowOutPerMille, "slow-out", 0, "bulk OUT transfers per 1000 held up to --max-delay")
 	fs.DurationVar(&o.Faults.MaxDelay, "max-delay", 20*time.Millisecond, "longest hold of a slow answer")
 	fs.DurationVar(&o.Faults.ReplugEvery, "replug-every", 0, "unplug and re-plug about this often (0: never)")
 	verbose := fs.Bool("v", false, "log the protocol's events to stderr")
@@ -121,7 +132,7 @@ func checkUSBDevFlags(o *usbdev.Options, mac string, pos []string) error {
 	for _, v := range []struct {
 		name string
 		n    int
-	}{{"--bad", f.BadPerMille}, {"--stall", f.StallPerMille}, {"--slow", f.SlowPerMille}} {
+	}{{"--bad", f.BadPerMille}, {"--stall", f.StallPerMille}, {"--slow", f.SlowPerMille}, {"--slow-out", f.SlowOutPerMille}} {
 		if v.n < 0 || v.n > 1000 {
 			return fmt.Errorf("lab usbdev: %s %d is not a count per 1000 (0-1000)", v.name, v.n)
 		}

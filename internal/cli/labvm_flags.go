@@ -31,7 +31,7 @@ func addLabVMFlags(fs *flag.FlagSet) *labVMFlags {
 	f.dir = fs.String("direction", "both", "send (guest device -> peer), receive, or both (two bench runs)")
 	f.cycles = fs.Int("cycles", 30, "usbnet-stress: disruptions to run")
 	f.busRate = fs.Int("bus-rate", 0, "usb-gadget, bql, usbnet-stress: cap the dummy_hcd bus at MBIT Mbit/s (needs the lab dummy_hcd in --modules-dir: kernel/usbnet/build.sh --lab-bus)")
-	f.steps = fs.String("steps", "", "usbnet-stress: comma list of disruptions to take in turn (default "+strings.Join(vm.StressSteps, ",")+")")
+	f.steps = fs.String("steps", "", "usbnet-stress: comma list of disruptions to take in turn (default "+strings.Join(vm.StressSteps, ",")+"); usbdev-stress: of "+strings.Join(vm.DevStressSteps, ",")+" (default all but loadflap)")
 	f.speed = fs.String("speed", "", "dummy_hcd link speed for usb-gadget and bql: super (default), high or full")
 	f.tunnels = fs.Int("tunnels", 4, "wireguard: tunnels (one iperf3 flow each)")
 	f.threaded = fs.String("threaded", "", "threaded NAPI on or off for the device under test (usb-gadget, bql, usb-nic, usbdev) or the WireGuard devices (default: the kernel's)")

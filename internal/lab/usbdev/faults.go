@@ -11,8 +11,8 @@ import (
 )
 
 // Faults is the hostile mode's behaviour of the bus side, repeatable from
-// its seed: stalled bulk IN transfers, slow and bursty completions,
-// unplugs at any moment. What a model sends malformed is the model's
+// its seed: stalled bulk IN transfers, slow and bursty completions, bulk
+// OUT transfers the device is slow to take, unplugs at any moment. What a model sends malformed is the model's
 // (Mutator).
 type Faults struct {
 	Seed int64 `json:"seed"`
@@ -22,14 +22,21 @@ type Faults struct {
 	// SlowPerMille of bulk IN answers are held up to MaxDelay first.
 	SlowPerMille int           `json:"slow_per_mille"`
 	MaxDelay     time.Duration `json:"max_delay_ns"`
+	// SlowOutPerMille of bulk OUT transfers are held up to MaxDelay
+	// before the device takes them and answers (the ones behind wait:
+	// the endpoint's transfers complete in order), while control
+	// requests and the other endpoints go on being answered. A driver
+	// then has TX URBs in flight whenever it stops or resets.
+	SlowOutPerMille int `json:"slow_out_per_mille,omitempty"`
 	// ReplugEvery unplugs and re-plugs the device about this often
 	// (jittered), whatever is in flight.
 	ReplugEvery time.Duration `json:"replug_every_ns"`
 	// BadPerMille of the aggregates a model builds are malformed.
 	BadPerMille int `json:"bad_per_mille"`
 
-	mu  sync.Mutex
-	rng *rand.Rand
+	mu     sync.Mutex
+	rng    *rand.Rand
+	outRng *rand.Rand // bulk OUT's own draws: the same seed holds the same transfers whatever IN does
 }
 
 func (f *Faults) rand() *rand.Rand {
@@ -65,6 +72,23 @@ func (f *Faults) onIn() (uint8, time.Duration) {
 		return usbredir.StatusSuccess, time.Duration(f.rand().Int63n(int64(f.MaxDelay)))
 	}
 	return usbredir.StatusSuccess, 0
+}
+
+// onOut is how long the next bulk OUT transfer is held before the device
+// takes it (0: not held).
+func (f *Faults) onOut() time.Duration {
+	if f == nil || f.SlowOutPerMille <= 0 || f.MaxDelay <= 0 {
+		return 0
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.outRng == nil {
+		f.outRng = rand.New(rand.NewSource(f.Seed ^ 0x6f7574)) // "out"
+	}
+	if f.outRng.Intn(1000) >= f.SlowOutPerMille {
+		return 0
+	}
+	return 1 + time.Duration(f.outRng.Int63n(int64(f.MaxDelay)))
 }
 
 // bad says whether the next aggregate is to be malformed, and which of

@@ -20,7 +20,7 @@ import (
 )
 
 // Models are the device models, by name.
-var Models = []string{"ncm", "mbim", "ax88179", "rndis"}
+var Models = []string{"ncm", "mbim", "ax88179", "aqc111", "rndis"}
 
 // Options are a device process's settings.
 type Options struct {
@@ -71,6 +71,8 @@ func NewModel(o Options, l Link) (Model, error) {
 		return NewMBIM(l, o.Mbit, o.MAC, o.Faults), nil
 	case "ax88179":
 		return NewAX88179(l, o.Mbit, o.MAC, o.Faults), nil
+	case "aqc111":
+		return NewAQC111(l, o.Mbit, o.MAC, o.Faults), nil
 	case "rndis":
 		return NewRNDIS(l, o.Mbit, o.MAC, o.Faults), nil
 	}
@@ -201,12 +203,13 @@ func add(a, b Stats) Stats {
 	return Stats{a.InTransfers + b.InTransfers, a.InBytes + b.InBytes, a.OutTransfers + b.OutTransfers,
 		a.OutBytes + b.OutBytes, a.Cancelled + b.Cancelled, a.Stalled + b.Stalled, a.Replugs + b.Replugs,
 		a.Controls + b.Controls, a.Interrupts + b.Interrupts, a.InWaitingSum + b.InWaitingSum,
-		max(a.InWaitingMax, b.InWaitingMax), max(a.InRequestMax, b.InRequestMax)}
+		max(a.InWaitingMax, b.InWaitingMax), max(a.InRequestMax, b.InRequestMax), a.OutHeld + b.OutHeld,
+		a.OutHeldNs + b.OutHeldNs}
 }
 
 func sub(a, b Stats) Stats {
 	return Stats{a.InTransfers - b.InTransfers, a.InBytes - b.InBytes, a.OutTransfers - b.OutTransfers,
 		a.OutBytes - b.OutBytes, a.Cancelled - b.Cancelled, a.Stalled - b.Stalled, a.Replugs - b.Replugs,
 		a.Controls - b.Controls, a.Interrupts - b.Interrupts, a.InWaitingSum - b.InWaitingSum,
-		a.InWaitingMax, a.InRequestMax}
+		a.InWaitingMax, a.InRequestMax, a.OutHeld - b.OutHeld, a.OutHeldNs - b.OutHeldNs}
 }

@@ -66,6 +66,10 @@ type Stats struct {
 	InWaitingSum uint64 `json:"in_waiting_sum"`
 	InWaitingMax uint64 `json:"in_waiting_max"`
 	InRequestMax uint64 `json:"in_request_max"`
+	// OutHeld bulk OUT transfers were held by the hostile mode's slow
+	// OUT, OutHeldNs in all.
+	OutHeld   uint64 `json:"out_held"`
+	OutHeldNs uint64 `json:"out_held_ns"`
 }
 
 // NewSession prepares a session; Serve runs it.

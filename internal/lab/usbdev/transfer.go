@@ -88,11 +88,23 @@ func (s *Session) inPump(ep uint8) {
 }
 
 // outWorker gives the model the host's bulk OUT transfers in order and
-// answers each once the model took it.
+// answers each once the model took it; the hostile mode's slow OUT holds
+// a transfer (and those behind it) first.
 func (s *Session) outWorker() {
 	for {
 		select {
 		case r := <-s.outCh:
+			if d := s.faults.onOut(); d > 0 {
+				s.mu.Lock()
+				s.stats.OutHeld++
+				s.stats.OutHeldNs += uint64(d)
+				s.mu.Unlock()
+				select {
+				case <-time.After(d):
+				case <-s.done:
+					return
+				}
+			}
 			s.m.BulkOut(r.ep, r.data)
 			s.mu.Lock()
 			s.stats.OutTransfers++

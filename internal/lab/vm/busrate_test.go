@@ -48,7 +48,29 @@ func TestStressSteps(t *testing.T) {
 			t.Errorf("usbnet_stress.sh has no case for step %s", s)
 		}
 	}
-	if err := checkSteps([]string{"rebind", "nope"}); err == nil {
+	if err := checkSteps("usbnet-stress", []string{"rebind", "nope"}); err == nil {
 		t.Error("checkSteps accepts an unknown step")
+	}
+}
+
+// TestDevStressSteps: usbdev-stress takes its own steps (loadflap among
+// them, refused by usbnet-stress), each with a case in its script, and
+// by default the turn it always had.
+func TestDevStressSteps(t *testing.T) {
+	script := devStressScript(Options{Device: "aqc111"})
+	for _, s := range DevStressSteps {
+		if s != "idle" && !strings.Contains(script, "\n\t"+s+")") {
+			t.Errorf("usbdev_stress.sh has no case for step %s", s)
+		}
+	}
+	if !strings.Contains(script, "set -- idle flap mtu reload\n") {
+		t.Errorf("the default steps are not idle flap mtu reload")
+	}
+	if s := devStressScript(Options{Device: "aqc111", Steps: []string{"loadflap"}}); !strings.Contains(s, "set -- loadflap\n") {
+		t.Errorf("--steps loadflap does not reach the script")
+	}
+	if checkSteps("usbdev-stress", []string{"loadflap", "flap"}) != nil || checkSteps("usbnet-stress", []string{"loadflap"}) == nil ||
+		checkSteps("usbdev-stress", []string{"rebind"}) == nil {
+		t.Error("checkSteps mixes the two scenarios' steps")
 	}
 }

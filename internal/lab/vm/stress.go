@@ -18,15 +18,20 @@ const defaultCycles = 30
 // the order --steps gives).
 var StressSteps = []string{"rebind", "linkflap", "mtu", "reload", "suspend", "downsuspend"}
 
-// checkSteps returns an error for a step usbnet-stress does not know.
-func checkSteps(steps []string) error {
+// checkSteps returns an error for a step scenario does not know
+// (usbdev-stress has steps of its own, DevStressSteps).
+func checkSteps(scenario string, steps []string) error {
+	known, name := StressSteps, "usbnet-stress"
+	if scenario == "usbdev-stress" {
+		known, name = DevStressSteps, scenario
+	}
 	for _, s := range steps {
 		ok := false
-		for _, k := range StressSteps {
+		for _, k := range known {
 			ok = ok || s == k
 		}
 		if !ok {
-			return fmt.Errorf("usbnet-stress step %q: want some of %s", s, strings.Join(StressSteps, ","))
+			return fmt.Errorf("%s step %q: want some of %s", name, s, strings.Join(known, ","))
 		}
 	}
 	return nil

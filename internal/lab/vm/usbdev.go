@@ -23,10 +23,10 @@ import (
 // runs.
 
 // deviceDrivers is the guest driver of each device model.
-var deviceDrivers = map[string]string{"ncm": "cdc_ncm", "mbim": "cdc_mbim", "rndis": "rndis_host", "ax88179": "ax88179_178a"}
+var deviceDrivers = map[string]string{"ncm": "cdc_ncm", "mbim": "cdc_mbim", "rndis": "rndis_host", "ax88179": "ax88179_178a", "aqc111": "aqc111"}
 
 // DeviceModels lists the models the usbdev scenario takes.
-func DeviceModels() []string { return []string{"ncm", "mbim", "ax88179", "rndis"} }
+func DeviceModels() []string { return []string{"ncm", "mbim", "ax88179", "aqc111", "rndis"} }
 
 // checkDevice refuses a model the lab does not have.
 func checkDevice(model, machine string) error {
@@ -105,10 +105,24 @@ func init() {
 // defaultReplug is usbdev-stress's unplug period when --device-args gives none.
 const defaultReplug = "4s"
 
+// DevStressSteps are usbdev-stress's disruptions, one per cycle in turn
+// (or in the order --steps gives): idle (none), flap (link down and up
+// before the cycle's iperf3), mtu, reload (the driver), loadflap (link
+// down and up while iperf3 sends from the guest: TX URBs in flight at
+// the stop).
+var DevStressSteps = []string{"idle", "flap", "mtu", "reload", "loadflap"}
+
+// devStressDefault is the default turn: loadflap only when asked for.
+var devStressDefault = []string{"idle", "flap", "mtu", "reload"}
+
 func devStressScript(o Options) string {
 	d := deviceOf(o)
 	maxS := int((time.Duration(cycles(o))*12*time.Second + 30*time.Second) / time.Second)
-	return guestScript("usbdev_stress.sh", "@DRIVER@", deviceDrivers[d],
+	steps := o.Steps
+	if len(steps) == 0 {
+		steps = devStressDefault
+	}
+	return guestScript("usbdev_stress.sh", "@DRIVER@", deviceDrivers[d], "@STEPS@", strings.Join(steps, " "),
 		"@GUEST@", nicGuestAddr, "@HOST@", nicHostAddr, "@N@", strconv.Itoa(cycles(o)), "@MAXS@", strconv.Itoa(maxS))
 }
 

@@ -162,7 +162,7 @@ func (c *Config) validateStress(s *Scenario) error {
 	if c.BusRate > 0 && s.Name != "usb-gadget" && s.Name != "bql" && s.Name != "usbnet-stress" && s.Name != "selftests" {
 		return fmt.Errorf("--bus-rate is for the dummy_hcd scenarios (usb-gadget, bql, usbnet-stress, selftests), not %s: leave it out", s.Name)
 	}
-	if err := checkSteps(c.Steps); err != nil {
+	if err := checkSteps(s.Name, c.Steps); err != nil {
 		return err
 	}
 	if len(c.Tests) > 0 && !s.Selftests {

@@ -5,14 +5,19 @@
 # device process on the host at moments of its own (--replug-every, jittered),
 # whatever is in flight; the guest meanwhile configures each new @DRIVER@
 # device, runs iperf3 both ways against @HOST@ and takes a disruption of its
-# own in turn (link flap, MTU change, driver reload), until it has seen @N@
-# new network devices of the driver (an unplug or a reload makes one).
+# own in turn (STEPS: idle, flap, mtu, reload; loadflap is a link flap
+# while iperf3 sends from the guest), until it has seen @N@ new network
+# devices of the driver (an unplug or a reload makes one).
 # Then the link must carry a ping again. The console guards catch any
 # WARNING, BUG, KASAN report, Oops or lockup.
 
 ws stage usbdev-stress
 say() { echo "<4>usbdev-stress: $*" > /dev/kmsg; echo "usbdev-stress: $*"; }
 N="@N@" MAXS="@MAXS@"
+set -- @STEPS@
+NSTEPS=$#
+# step I: the Ith word of the steps (from 0)
+step() { i=$1; shift; while [ "$i" -gt 0 ]; do i=$((i - 1)); shift; done; echo "$1"; }
 seen=0 last="" cycle=0
 deadline=$(($(date +%s) + MAXS))
 while [ "$seen" -lt "$N" ] && [ "$(date +%s)" -lt "$deadline" ]; do
@@ -26,10 +31,17 @@ while [ "$seen" -lt "$N" ] && [ "$(date +%s)" -lt "$deadline" ]; do
 	/sbin/ip addr add @GUEST@/30 dev "$DIF" 2> /dev/null
 	/sbin/ip link set "$DIF" up 2> /dev/null
 	cycle=$((cycle + 1))
-	case $((cycle % 4)) in
-	1) /sbin/ip link set "$DIF" down 2> /dev/null; /sbin/ip link set "$DIF" up 2> /dev/null ;;
-	2) /sbin/ip link set "$DIF" mtu 1400 2> /dev/null; /sbin/ip link set "$DIF" mtu 1500 2> /dev/null ;;
-	3) rmmod @DRIVER@ 2> /dev/null && insmod /lib/modules/ws/@DRIVER@.ko ;;
+	case $(step $((cycle % NSTEPS)) @STEPS@) in
+	flap) /sbin/ip link set "$DIF" down 2> /dev/null; /sbin/ip link set "$DIF" up 2> /dev/null ;;
+	mtu) /sbin/ip link set "$DIF" mtu 1400 2> /dev/null; /sbin/ip link set "$DIF" mtu 1500 2> /dev/null ;;
+	reload) rmmod @DRIVER@ 2> /dev/null && insmod /lib/modules/ws/@DRIVER@.ko ;;
+	loadflap)
+		timeout -s KILL 8 iperf3 -c @HOST@ -t 3 -P 2 --connect-timeout 2000 > /dev/null 2>&1 &
+		sleep 2
+		say "link down under load ($(cat "/sys/class/net/$DIF/carrier" 2>/dev/null) carrier)"
+		/sbin/ip link set "$DIF" down 2> /dev/null; /sbin/ip link set "$DIF" up 2> /dev/null
+		wait
+		;;
 	esac
 	timeout -s KILL 6 iperf3 -c @HOST@ -t 1 -P 2 --connect-timeout 2000 > /dev/null 2>&1
 	timeout -s KILL 6 iperf3 -c @HOST@ -t 1 -P 2 -R --connect-timeout 2000 > /dev/null 2>&1
