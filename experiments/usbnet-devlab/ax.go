@@ -26,6 +26,7 @@ var axRuns = map[string]struct {
 	"seed003-ax-x86-rt-7.3":  {"ax-rt-7.3.4-2026-11-28", "ax-x86-rt", []string{"stock", "ours", "ours-threaded"}, false},
 	"bqlfix-ax-virt-rt-7.3":  {"bqlfix-7.3.4-2026-11-28", "ax-virt-rt-bql", []string{"stock", "ours", "ours-bql"}, true},
 	"bqlfix-ax-x86-rt-7.3":   {"bqlfix-7.3.4-2026-11-28", "ax-x86-rt-bql", []string{"stock", "ours", "ours-bql"}, true},
+	"bqlfix2-ax-virt-rt-7.3": {"bqlfix2-7.3.4-2026-11-28", "ax-virt-rt-bql", []string{"stock", "ours", "ours-bql"}, false},
 }
 
 // axSide is one boot's figures in one direction.
