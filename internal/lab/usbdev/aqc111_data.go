@@ -160,16 +160,8 @@ func (q *AQC111) rxFlags(f []byte, coe byte) uint64 {
 func (q *AQC111) BulkIn(ep uint8, max int, done <-chan struct{}) []byte {
 	st := q.rxState()
 	limit := min(max, aqURBSize)
-	var frames [][]byte
-	var lens []int
-	take := func(f []byte) bool {
-		if len(frames) > 0 && aqAggSize(append(lens, len(f)), st.pad) > limit {
-			return false
-		}
-		frames, lens = append(frames, f), append(lens, len(f))
-		return true
-	}
-	if !gather(q.rx, &q.pending, take, func() bool { return len(frames) > 0 }, done) {
+	frames, lens, ok := gatherFrames(q.rx, &q.pending, func(lens []int) bool { return aqAggSize(lens, st.pad) <= limit }, done)
+	if !ok {
 		return nil
 	}
 	q.inPace.take(lens...)

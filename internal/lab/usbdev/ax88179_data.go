@@ -114,16 +114,8 @@ func (st rxState) accepts(f []byte) bool {
 // paces them to the link and lays out the aggregate.
 func (a *AX88179) BulkIn(ep uint8, max int, done <-chan struct{}) []byte {
 	st := a.rxState(max)
-	var frames [][]byte
-	var lens []int
-	take := func(f []byte) bool {
-		if len(frames) > 0 && axAggSize(append(lens, len(f)), st.pad) > st.limit {
-			return false
-		}
-		frames, lens = append(frames, f), append(lens, len(f))
-		return true
-	}
-	if !gather(a.rx, &a.pending, take, func() bool { return len(frames) > 0 }, done) {
+	frames, lens, ok := gatherFrames(a.rx, &a.pending, func(lens []int) bool { return axAggSize(lens, st.pad) <= st.limit }, done)
+	if !ok {
 		return nil
 	}
 	a.inPace.take(lens...)

@@ -88,3 +88,19 @@ func gather(rx <-chan []byte, pending *[]byte, take func([]byte) bool, got func(
 		}
 	}
 }
+
+// gatherFrames is gather for a model whose aggregate only has to fit:
+// it waits for the first frame (always taken), then takes the frames
+// already waiting while fits says the lengths so far still fit what the
+// host set. ok is false when done closed first.
+func gatherFrames(rx <-chan []byte, pending *[]byte, fits func(lens []int) bool, done <-chan struct{}) (frames [][]byte, lens []int, ok bool) {
+	take := func(f []byte) bool {
+		if len(frames) > 0 && !fits(append(lens, len(f))) {
+			return false
+		}
+		frames, lens = append(frames, f), append(lens, len(f))
+		return true
+	}
+	ok = gather(rx, pending, take, func() bool { return len(frames) > 0 }, done)
+	return frames, lens, ok
+}
