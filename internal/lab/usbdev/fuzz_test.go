@@ -22,11 +22,12 @@ func (l discardLink) Close() error               { return nil }
 func FuzzBulkOut(f *testing.F) {
 	l := discardLink{block: make(chan struct{})}
 	models := []Model{NewNCM(l, 0, testMAC, nil), NewMBIM(l, 0, testMAC, nil),
-		NewRNDIS(l, 0, testMAC, nil), NewAX88179(l, 0, testMAC, nil)}
+		NewRNDIS(l, 0, testMAC, nil), NewAX88179(l, 0, testMAC, nil), NewAQC111(l, 0, testMAC, nil)}
 	f.Add(uint8(0), ourNTB16(frame(1, 100), frame(2, 60)))
 	f.Add(uint8(1), []byte("NCMH\x0c\x00\x00\x00\x10\x00\x0c\x00"))
 	f.Add(uint8(2), []byte{1, 0, 0, 0, 60, 0, 0, 0, 36, 0, 0, 0, 20, 0, 0, 0})
 	f.Add(uint8(3), []byte{60, 0, 0, 0, 0x40, 0x02, 0, 0})
+	f.Add(uint8(4), []byte{60, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, which uint8, b []byte) {
 		models[int(which)%len(models)].BulkOut(epBulkOut, b)
 	})
