@@ -102,6 +102,17 @@ func TestRPSOption(t *testing.T) {
 	if s := dutKnobs(Options{BQLMin: 60000}, "HIF"); !strings.Contains(s, "for q in /sys/class/net/$HIF/queues/tx-*; do echo 60000 > $q/byte_queue_limits/limit_min") {
 		t.Errorf("with --bql-min 60000:\n%s", s)
 	}
+	for _, c := range []struct {
+		scenario string
+		min      int
+		err      string
+	}{{"usbdev", 60000, ""}, {"usbdev", -1, "want a byte count"}, {"wireguard", 60000, "not wireguard"}} {
+		cfg := Config{Options: Options{Scenario: c.scenario, Duration: 3e9, Streams: 2, Direction: "receive", Tunnels: 4, BQLMin: c.min}}
+		err := cfg.Validate()
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("--bql-min %d on %s: err %v, want %q", c.min, c.scenario, err, c.err)
+		}
+	}
 	s := dutKnobs(Options{RPS: "d"}, "HIF")
 	if !strings.Contains(s, "for q in /sys/class/net/$HIF/queues/rx-*; do echo d > $q/rps_cpus") || !strings.Contains(s, "dut_rps=") {
 		t.Errorf("with --rps d:\n%s", s)
