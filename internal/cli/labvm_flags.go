@@ -13,14 +13,14 @@ import (
 
 // labVMFlags are 'lab vm's flags; set holds the names given.
 type labVMFlags struct {
-	dur, dir, steps, speed, threaded, rps, out, timeout  *string
-	kver, kimg, kmods, mdir, exe, wsBin, cache           *string
-	arch, machine, accel, appendArgs                     *string
-	tuneArgs, benchArgs, tests, device, deviceArgs       *string
-	streams, cycles, busRate, tunnels, cpus, mem, bqlMin *int
-	raw, profile, noPin, ab, console, asJSON             *bool
-	loads                                                []string
-	set                                                  map[string]bool
+	dur, dir, steps, speed, threaded, rps, out, timeout          *string
+	kver, kimg, kmods, mdir, exe, wsBin, cache                   *string
+	arch, machine, accel, appendArgs                             *string
+	tuneArgs, benchArgs, tests, device, deviceArgs               *string
+	streams, cycles, busRate, tunnels, cpus, mem, bqlMin, bqlMax *int
+	raw, profile, noPin, ab, console, asJSON                     *bool
+	loads                                                        []string
+	set                                                          map[string]bool
 }
 
 func addLabVMFlags(fs *flag.FlagSet) *labVMFlags {
@@ -35,6 +35,7 @@ func addLabVMFlags(fs *flag.FlagSet) *labVMFlags {
 	f.speed = fs.String("speed", "", "dummy_hcd link speed for usb-gadget and bql: super (default), high or full")
 	f.tunnels = fs.Int("tunnels", 4, "wireguard: tunnels (one iperf3 flow each)")
 	f.threaded = fs.String("threaded", "", "threaded NAPI on or off for the device under test (usb-gadget, bql, usb-nic, usbdev) or the WireGuard devices (default: the kernel's)")
+	f.bqlMax = fs.Int("bql-max", 0, "BQL's limit_max in `BYTES` for the device under test's transmit queues (same scenarios as --bql-min; default: the kernel's)")
 	f.bqlMin = fs.Int("bql-min", 0, "BQL's limit_min in `BYTES` for the device under test's transmit queues (usb-gadget, bql, usb-nic, usbdev; default: the kernel's)")
 	f.rps = fs.String("rps", "", "RPS CPU `MASK` (hex) for the device under test's receive queues (usb-gadget, bql, usb-nic, usbdev), e.g. d for vCPUs 0, 2, 3 (default: off)")
 	f.out = fs.String("out", "", "directory for the results (default wirespeed-vm-SCENARIO-DATE-TIME)")
@@ -89,7 +90,7 @@ func (f *labVMFlags) config(env Env, pos []string) (vm.Config, error) {
 		return vm.Config{}, err
 	}
 	cfg := vm.Config{
-		Options: vm.Options{Scenario: pos[0], Arch: *f.arch, Machine: *f.machine, Duration: d, Streams: *f.streams, Direction: *f.dir, Speed: *f.speed, Cycles: *f.cycles, Steps: splitList(*f.steps), BusRate: *f.busRate, Tunnels: *f.tunnels, Threaded: *f.threaded, RPS: *f.rps, BQLMin: *f.bqlMin,
+		Options: vm.Options{Scenario: pos[0], Arch: *f.arch, Machine: *f.machine, Duration: d, Streams: *f.streams, Direction: *f.dir, Speed: *f.speed, Cycles: *f.cycles, Steps: splitList(*f.steps), BusRate: *f.busRate, Tunnels: *f.tunnels, Threaded: *f.threaded, RPS: *f.rps, BQLMin: *f.bqlMin, BQLMax: *f.bqlMax,
 			Load: f.loads, Exec: *f.exe, RawIperf3: *f.raw, NoPin: *f.noPin, BenchArgs: strings.Fields(*f.benchArgs), Tune: *f.tuneArgs, Profile: *f.profile,
 			Tests: splitList(*f.tests), Device: *f.device, DeviceArgs: strings.Fields(*f.deviceArgs)},
 		CacheDir: *f.cache, KernelRelease: *f.kver, KernelImage: *f.kimg, ModulesPath: *f.kmods, ModulesDir: *f.mdir,

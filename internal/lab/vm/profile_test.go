@@ -102,15 +102,22 @@ func TestRPSOption(t *testing.T) {
 	if s := dutKnobs(Options{BQLMin: 60000}, "HIF"); !strings.Contains(s, "for q in /sys/class/net/$HIF/queues/tx-*; do echo 60000 > $q/byte_queue_limits/limit_min") {
 		t.Errorf("with --bql-min 60000:\n%s", s)
 	}
+	if s := dutKnobs(Options{BQLMax: 32004}, "HIF"); !strings.Contains(s, "for q in /sys/class/net/$HIF/queues/tx-*; do echo 32004 > $q/byte_queue_limits/limit_max") || !strings.Contains(s, "dut_bql_limit_max=") {
+		t.Errorf("with --bql-max 32004:\n%s", s)
+	}
 	for _, c := range []struct {
 		scenario string
-		min      int
+		min, max int
 		err      string
-	}{{"usbdev", 60000, ""}, {"usbdev", -1, "want a byte count"}, {"wireguard", 60000, "not wireguard"}} {
-		cfg := Config{Options: Options{Scenario: c.scenario, Duration: 3e9, Streams: 2, Direction: "receive", Tunnels: 4, BQLMin: c.min}}
+	}{
+		{"usbdev", 60000, 0, ""}, {"usbdev", -1, 0, "want a byte count"}, {"wireguard", 60000, 0, "not wireguard"},
+		{"usbdev", 0, 32004, ""}, {"usbdev", 16000, 32004, ""}, {"usbdev", 0, -1, "--bql-max -1: want a byte count"},
+		{"wireguard", 0, 32004, "not wireguard"}, {"usbdev", 60000, 32004, "below --bql-min"},
+	} {
+		cfg := Config{Options: Options{Scenario: c.scenario, Duration: 3e9, Streams: 2, Direction: "receive", Tunnels: 4, BQLMin: c.min, BQLMax: c.max}}
 		err := cfg.Validate()
 		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
-			t.Errorf("--bql-min %d on %s: err %v, want %q", c.min, c.scenario, err, c.err)
+			t.Errorf("--bql-min %d --bql-max %d on %s: err %v, want %q", c.min, c.max, c.scenario, err, c.err)
 		}
 	}
 	s := dutKnobs(Options{RPS: "d"}, "HIF")

@@ -47,6 +47,9 @@ type Options struct {
 	// byte_queue_limits/limit_min of the device under test (same
 	// scenarios as RPS): BQL's limit then never falls below it.
 	BQLMin int `json:"bql_limit_min,omitempty"`
+	// BQLMax, when above 0, is written to limit_max the same way: BQL's
+	// limit then never rises above it (not below --bql-min).
+	BQLMax int `json:"bql_limit_max,omitempty"`
 	// BenchArgs are extra 'wirespeed bench' flags (split on spaces).
 	BenchArgs []string `json:"bench_args,omitempty"`
 	// Load names extra modules (from the kernel or --modules-dir) to load

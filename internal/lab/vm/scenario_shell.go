@@ -125,6 +125,10 @@ func dutKnobs(o Options, ifVar string) string {
 		fmt.Fprintf(&b, "for q in /sys/class/net/$%s/queues/rx-*; do echo %s > $q/rps_cpus || fail \"rps_cpus=%s on $q\"; done\n", ifVar, o.RPS, o.RPS)
 		fmt.Fprintf(&b, "echo \"dut_rps=$(cat /sys/class/net/$%s/queues/rx-0/rps_cpus 2>/dev/null)\" >> /results/facts.txt\n", ifVar)
 	}
+	if o.BQLMax > 0 {
+		fmt.Fprintf(&b, "for q in /sys/class/net/$%s/queues/tx-*; do echo %d > $q/byte_queue_limits/limit_max || fail \"limit_max=%d on $q\"; done\n", ifVar, o.BQLMax, o.BQLMax)
+		fmt.Fprintf(&b, "echo \"dut_bql_limit_max=$(cat /sys/class/net/$%s/queues/tx-0/byte_queue_limits/limit_max 2>/dev/null)\" >> /results/facts.txt\n", ifVar)
+	}
 	if o.BQLMin > 0 {
 		fmt.Fprintf(&b, "for q in /sys/class/net/$%s/queues/tx-*; do echo %d > $q/byte_queue_limits/limit_min || fail \"limit_min=%d on $q\"; done\n", ifVar, o.BQLMin, o.BQLMin)
 		fmt.Fprintf(&b, "echo \"dut_bql_limit_min=$(cat /sys/class/net/$%s/queues/tx-0/byte_queue_limits/limit_min 2>/dev/null)\" >> /results/facts.txt\n", ifVar)

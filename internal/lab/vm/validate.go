@@ -210,6 +210,12 @@ func (c *Config) validateRPS(s *Scenario) error {
 	if c.BQLMin < 0 || c.BQLMin > 0 && !hasDUT(s) {
 		return fmt.Errorf("--bql-min %d: want a byte count above 0 for the device under test of usb-gadget, bql, usb-nic or usbdev (not %s)", c.BQLMin, s.Name)
 	}
+	if c.BQLMax < 0 || c.BQLMax > 0 && !hasDUT(s) {
+		return fmt.Errorf("--bql-max %d: want a byte count above 0 for the device under test of usb-gadget, bql, usb-nic or usbdev (not %s)", c.BQLMax, s.Name)
+	}
+	if c.BQLMax > 0 && c.BQLMax < c.BQLMin {
+		return fmt.Errorf("--bql-max %d is below --bql-min %d: BQL's limit cannot stay in that range", c.BQLMax, c.BQLMin)
+	}
 	if c.RPS == "" {
 		return nil
 	}
@@ -228,7 +234,7 @@ func (c *Config) validateRPS(s *Scenario) error {
 }
 
 // hasDUT says whether the scenario has one usbnet device under test, which
-// --rps, --bql-min and --threaded set.
+// --rps, --bql-min, --bql-max and --threaded set.
 func hasDUT(s *Scenario) bool {
 	switch s.Name {
 	case "usb-gadget", "bql", "usb-nic", "usbdev":
