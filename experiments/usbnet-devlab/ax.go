@@ -27,11 +27,21 @@ var axRuns = map[string]struct {
 	"bqlfix-ax-virt-rt-7.3":  {"bqlfix-7.3.4-2026-11-28", "ax-virt-rt-bql", []string{"stock", "ours", "ours-bql"}, true},
 	"bqlfix-ax-x86-rt-7.3":   {"bqlfix-7.3.4-2026-11-28", "ax-x86-rt-bql", []string{"stock", "ours", "ours-bql"}, true},
 	"bqlfix2-ax-virt-rt-7.3": {"bqlfix2-7.3.4-2026-11-28", "ax-virt-rt-bql", []string{"stock", "ours", "ours-bql"}, false},
+	"bqlpoll-ax-virt-rt-7.3": {"bqlpoll-7.3.4-2026-11-28", "ax-virt-rt-poll", []string{"stock", "ours", "ours-poll"}, false},
+	"bqlcap-ax-virt-rt-7.3":  {"bqlcap-7.3.4-2026-11-28", "ax-virt-rt-cap", []string{"stock", "ours", "ours-cap", "ours-perurb"}, false},
 }
+
+// axInsideRuns are the axRuns whose receive side is also tabled from the
+// inside (CPU kinds, the ACK stream, BQL): the runs about BQL's reports.
+var axInsideRuns = []string{"bqlfix2-ax-virt-rt-7.3", "bqlpoll-ax-virt-rt-7.3", "bqlcap-ax-virt-rt-7.3"}
 
 // axSide is one boot's figures in one direction.
 type axSide struct {
 	mbit, busyPerMbit, rttP50, gro, bqlLimit float64
+	// softirq and sys are the guest's CPU shares (% of all vCPUs); txPer100
+	// is the adapter's transmitted packets per 100 received (receiving:
+	// the ACK stream), bqlInflight BQL's highest sampled bytes in flight.
+	softirq, sys, txPer100, bqlInflight float64
 }
 
 // axDirection reads run's bench-DIRECTION.json: the iperf3 rate, the guest's
@@ -44,7 +54,7 @@ func axDirection(run, direction string) (axSide, bool, error) {
 		return axSide{}, false, err
 	}
 	m := r.Metrics
-	s := axSide{mbit: m[direction+"_mbit"], rttP50: m["icmp_load_p50_ms"]}
+	s := axSide{mbit: m[direction+"_mbit"], rttP50: m["icmp_load_p50_ms"], softirq: m["cpu_softirq_pct"], sys: m["cpu_sys_pct"]}
 	idle, ok := m["cpu_idle_pct"]
 	if !ok || r.Load == nil || len(r.Load.Devices) != 1 {
 		return axSide{}, false, nil
@@ -53,6 +63,10 @@ func axDirection(run, direction string) (axSide, bool, error) {
 	for _, d := range r.Load.Devices {
 		dev = d.TxMbit
 		s.bqlLimit = float64(d.BQLLimit)
+		s.bqlInflight = float64(d.BQLMaxBytes)
+		if d.RxPackets > 0 {
+			s.txPer100 = 100 * float64(d.TxPackets) / float64(d.RxPackets)
+		}
 		if direction == "receive" {
 			dev = d.RxMbit
 		}
@@ -203,4 +217,32 @@ func axRepsTable(dir, phase string, variants []string, loaded bool) (string, err
 		rows = append(rows, row)
 	}
 	return kit.Table(head, rows), nil
+}
+
+// axInsideTable: per variant, medians over its valid boots of the receive
+// bench's softirq and sys CPU, the adapter's transmitted packets per 100
+// received, GRO's segments per skb and BQL's bytes in flight and limit.
+func axInsideTable(dir, phase string, variants []string, loaded bool) (string, error) {
+	reps, err := kit.Reps(dir, phase+"-stock")
+	if err != nil {
+		return "", err
+	}
+	var rows [][]string
+	for _, v := range variants {
+		var soft, sys, tx, gro, infl, lim []float64
+		for _, i := range reps {
+			recv, _, why, err := axBoot(filepath.Join(dir, fmt.Sprintf("%s-%s-%d", phase, v, i)), loaded)
+			if err != nil && !os.IsNotExist(err) {
+				return "", err
+			}
+			if why != "" || err != nil {
+				continue
+			}
+			soft, sys, tx = append(soft, recv.softirq), append(sys, recv.sys), append(tx, recv.txPer100)
+			gro, infl, lim = append(gro, recv.gro), append(infl, recv.bqlInflight), append(lim, recv.bqlLimit)
+		}
+		rows = append(rows, []string{v, strconv.Itoa(len(soft)), med(soft, 1), med(sys, 1), med(tx, 2), med(gro, 1), med(infl, 0), med(lim, 0)})
+	}
+	return kit.Table([]string{"variant", "boots", "receive: softirq % of the guest", "sys %", "adapter TX packets per 100 received",
+		"GRO segments per skb", "BQL bytes in flight, highest sampled", "BQL limit, highest sampled"}, rows), nil
 }

@@ -32,6 +32,14 @@
 #              (OURS_MODS*) and ours with patch 1's batched BQL reports
 #              (BQL_MODS, BQL_MODS_ARM64), for the send direction's
 #              regression of per-URB reports.
+#   ax-virt-rt-poll, ax-x86-rt-poll  the same: stock, ours (OURS_MODS*) and
+#              ours-poll (POLL_MODS, POLL_MODS_ARM64), for the receive cost of
+#              batched BQL reports from a BH work item vs from the NAPI poll.
+#   ax-virt-rt-cap  the same board: stock, ours (OURS_MODS_ARM64), ours-cap
+#              (the same with BQL's limit_max at CAP bytes, default 32004)
+#              and ours-perurb (PERURB_MODS_ARM64: the series that reported
+#              each TX URB to BQL alone), for what BQL's limit on the ACK
+#              stream does to receive.
 # FIRST: the first rep's number (default 1), to add reps to a run.
 # OURS_MODS (amd64) and OURS_MODS_ARM64: the series' modules for KVER.
 # Write OUT_DIR/PLAN.md before running. Tables: experiments/usbnet-devlab.
@@ -46,6 +54,10 @@ ws64=${WIRESPEED_ARM64:-dist/wirespeed-linux-arm64}
 n=${REPS:-5}
 bql=${BQL_MODS:-}
 bql64=${BQL_MODS_ARM64:-}
+poll=${POLL_MODS:-}
+poll64=${POLL_MODS_ARM64:-}
+perurb64=${PERURB_MODS_ARM64:-}
+cap=${CAP:-32004}
 mkdir -p "$out"
 run() { # NAME ARGS...
 	name=$1
@@ -104,7 +116,25 @@ for ph in "$@"; do
 				case $v in ours) set -- "$@" --modules-dir "$ours" ;; ours-bql) set -- "$@" --modules-dir "${bql:?BQL_MODS}" ;; esac
 				run "ax-x86-rt-bql-$v-$i" "$@"
 			done ;;
-		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt, ncm-virt-rt, ax-virt-rt, ax-x86-rt, ax-virt-rt-bql or ax-x86-rt-bql" >&2; exit 2 ;;
+		ax-virt-rt-poll)
+			for v in stock ours ours-poll; do
+				set -- usbdev --device ax88179 --device-args "--mbit 1000" --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 10 --direction both --accel tcg
+				case $v in ours) set -- "$@" --modules-dir "$ours64" ;; ours-poll) set -- "$@" --modules-dir "${poll64:?POLL_MODS_ARM64}" ;; esac
+				run "ax-virt-rt-poll-$v-$i" "$@"
+			done ;;
+		ax-virt-rt-cap)
+			for v in stock ours ours-cap ours-perurb; do
+				set -- usbdev --device ax88179 --device-args "--mbit 1000" --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 10 --direction both --accel tcg
+				case $v in ours) set -- "$@" --modules-dir "$ours64" ;; ours-cap) set -- "$@" --modules-dir "$ours64" --bql-max "$cap" ;; ours-perurb) set -- "$@" --modules-dir "${perurb64:?PERURB_MODS_ARM64}" ;; esac
+				run "ax-virt-rt-cap-$v-$i" "$@"
+			done ;;
+		ax-x86-rt-poll)
+			for v in stock ours ours-poll; do
+				set -- usbdev --device ax88179 --device-args "--mbit 1000" -t 8s -P 10 --direction both --accel tcg-single
+				case $v in ours) set -- "$@" --modules-dir "$ours" ;; ours-poll) set -- "$@" --modules-dir "${poll:?POLL_MODS}" ;; esac
+				run "ax-x86-rt-poll-$v-$i" "$@"
+			done ;;
+		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt, ncm-virt-rt, ax-virt-rt, ax-x86-rt, ax-virt-rt-bql, ax-x86-rt-bql, ax-virt-rt-poll, ax-x86-rt-poll or ax-virt-rt-cap" >&2; exit 2 ;;
 		esac
 		i=$((i + 1))
 	done

@@ -57,6 +57,17 @@ func tables(dir string) (map[string]string, error) {
 			return nil, err
 		}
 	}
+	for _, id := range axInsideRuns {
+		r := axRuns[id]
+		d := filepath.Join(dir, "data", r.dir)
+		if !exists(d) {
+			continue
+		}
+		var err error
+		if out[id+"-inside"], err = axInsideTable(d, r.phase, r.variants, r.loaded); err != nil {
+			return nil, err
+		}
+	}
 	for id, d := range hostileRuns {
 		d = filepath.Join(dir, "data", d)
 		if _, err := kit.Stat(d); err != nil {
