@@ -325,6 +325,7 @@ func (c *Config) collectResults(sc *Scenario, k *Kernel, accel, resultsPath stri
 	var files []ResultFile
 	files, done, resErr = ParseResults(rf)
 	rf.Close()
+	var seen map[string]RXSeen
 	for _, f := range files {
 		p := filepath.Join(c.OutDir, f.Name)
 		if werr := os.WriteFile(p, f.Data, 0o644); werr != nil {
@@ -336,13 +337,19 @@ func (c *Config) collectResults(sc *Scenario, k *Kernel, accel, resultsPath stri
 			out.Facts = parseFacts(f.Data)
 		}
 		if strings.HasPrefix(f.Name, "bench-") && strings.HasSuffix(f.Name, ".json") {
-			if out.RXPaths == nil {
-				out.RXPaths = map[string]string{}
+			if seen == nil {
+				seen = map[string]RXSeen{}
 			}
-			for d, pc := range RXPaths(f.Data) {
-				out.RXPaths[d] = pc
+			for d, s := range RXPaths(f.Data) {
+				MergeRXPath(seen, d, s)
 			}
 			_ = annotateBench(p, c.benchNotes(sc, k, accel))
+		}
+	}
+	if len(seen) > 0 {
+		out.RXPaths = map[string]string{}
+		for d, s := range seen {
+			out.RXPaths[d] = s.Class
 		}
 	}
 	return done, resErr

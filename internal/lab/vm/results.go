@@ -160,20 +160,29 @@ func annotateBench(path string, notes []string) error {
 	return os.WriteFile(path, append(out, '\n'), 0o644)
 }
 
+// RXSeen is observe's RX path class of one device in one bench, with the
+// bytes it saw the device deliver up the stack there.
+type RXSeen struct {
+	Class string
+	Bytes float64
+}
+
 // RXPaths returns, from a bench result's runs, the observe RX path class
-// of each device seen ("cdc_ncm0" -> "netif_rx backlog (no NAPI, no GRO)").
-func RXPaths(benchJSON []byte) map[string]string {
+// of each device seen ("cdc_ncm0" -> "netif_rx backlog (no NAPI, no GRO)"),
+// the run where the device delivered the most bytes.
+func RXPaths(benchJSON []byte) map[string]RXSeen {
 	var r struct {
 		Runs []struct {
 			Observe *struct {
 				Devices []struct {
-					Name   string `json:"name"`
-					RXPath string `json:"rx_path"`
+					Name   string  `json:"name"`
+					RXPath string  `json:"rx_path"`
+					Bytes  float64 `json:"delivered_bytes"`
 				} `json:"devices"`
 			} `json:"observe"`
 		} `json:"runs"`
 	}
-	out := map[string]string{}
+	out := map[string]RXSeen{}
 	if json.Unmarshal(benchJSON, &r) != nil {
 		return out
 	}
@@ -182,10 +191,21 @@ func RXPaths(benchJSON []byte) map[string]string {
 			continue
 		}
 		for _, d := range run.Observe.Devices {
-			if d.RXPath != "" {
-				out[d.Name] = d.RXPath
-			}
+			MergeRXPath(out, d.Name, RXSeen{d.RXPath, d.Bytes})
 		}
 	}
 	return out
+}
+
+// MergeRXPath keeps, per device, the class seen where the device delivered
+// the most bytes: a bench that sends sees only ACKs come in, nothing for
+// GRO to merge, so its class says less about the RX path than the
+// receiving bench's, whichever file comes last.
+func MergeRXPath(into map[string]RXSeen, dev string, s RXSeen) {
+	if s.Class == "" {
+		return
+	}
+	if old, ok := into[dev]; !ok || s.Bytes > old.Bytes {
+		into[dev] = s
+	}
 }

@@ -95,7 +95,7 @@ type Outcome struct {
 	Hits      []Hit             `json:"guards,omitempty"`
 	Files     []string          `json:"files"`
 	Facts     map[string]string `json:"facts,omitempty"`
-	RXPaths   map[string]string `json:"rx_paths,omitempty"` // from observe inside the guest
+	RXPaths   map[string]string `json:"rx_paths,omitempty"` // from observe inside the guest, the bench where the device received most
 	Modules   []moduleLoad      `json:"modules"`
 	Notes     []string          `json:"notes,omitempty"`
 	OutDir    string            `json:"out_dir"`
