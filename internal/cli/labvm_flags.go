@@ -18,6 +18,7 @@ type labVMFlags struct {
 	arch, machine, accel, appendArgs                             *string
 	tuneArgs, benchArgs, tests, device, deviceArgs               *string
 	streams, cycles, busRate, tunnels, cpus, mem, bqlMin, bqlMax *int
+	cycleTime                                                    *time.Duration
 	raw, profile, noPin, ab, console, asJSON                     *bool
 	loads                                                        []string
 	set                                                          map[string]bool
@@ -30,6 +31,7 @@ func addLabVMFlags(fs *flag.FlagSet) *labVMFlags {
 	f.streams = fs.Int("P", 2, "parallel streams (iperf3 -P)")
 	f.dir = fs.String("direction", "both", "send (guest device -> peer), receive, or both (two bench runs)")
 	f.cycles = fs.Int("cycles", 30, "usbnet-stress: disruptions to run")
+	f.cycleTime = fs.Duration("cycle-time", 0, "usbdev-stress: time `BUDGET` per cycle (default 12s; a KASAN guest needs more)")
 	f.busRate = fs.Int("bus-rate", 0, "usb-gadget, bql, usbnet-stress: cap the dummy_hcd bus at MBIT Mbit/s (needs the lab dummy_hcd in --modules-dir: kernel/usbnet/build.sh --lab-bus)")
 	f.steps = fs.String("steps", "", "usbnet-stress: comma list of disruptions to take in turn (default "+strings.Join(vm.StressSteps, ",")+"); usbdev-stress: of "+strings.Join(vm.DevStressSteps, ",")+" (default all but loadflap)")
 	f.speed = fs.String("speed", "", "dummy_hcd link speed for usb-gadget and bql: super (default), high or full")
@@ -90,7 +92,7 @@ func (f *labVMFlags) config(env Env, pos []string) (vm.Config, error) {
 		return vm.Config{}, err
 	}
 	cfg := vm.Config{
-		Options: vm.Options{Scenario: pos[0], Arch: *f.arch, Machine: *f.machine, Duration: d, Streams: *f.streams, Direction: *f.dir, Speed: *f.speed, Cycles: *f.cycles, Steps: splitList(*f.steps), BusRate: *f.busRate, Tunnels: *f.tunnels, Threaded: *f.threaded, RPS: *f.rps, BQLMin: *f.bqlMin, BQLMax: *f.bqlMax,
+		Options: vm.Options{Scenario: pos[0], Arch: *f.arch, Machine: *f.machine, Duration: d, Streams: *f.streams, Direction: *f.dir, Speed: *f.speed, Cycles: *f.cycles, CycleTime: *f.cycleTime, Steps: splitList(*f.steps), BusRate: *f.busRate, Tunnels: *f.tunnels, Threaded: *f.threaded, RPS: *f.rps, BQLMin: *f.bqlMin, BQLMax: *f.bqlMax,
 			Load: f.loads, Exec: *f.exe, RawIperf3: *f.raw, NoPin: *f.noPin, BenchArgs: strings.Fields(*f.benchArgs), Tune: *f.tuneArgs, Profile: *f.profile,
 			Tests: splitList(*f.tests), Device: *f.device, DeviceArgs: strings.Fields(*f.deviceArgs)},
 		CacheDir: *f.cache, KernelRelease: *f.kver, KernelImage: *f.kimg, ModulesPath: *f.kmods, ModulesDir: *f.mdir,

@@ -5,6 +5,7 @@ package vm
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // --bus-rate reaches dummy_hcd as rate_mbit, and the guest refuses to run
@@ -72,5 +73,37 @@ func TestDevStressSteps(t *testing.T) {
 	if checkSteps("usbdev-stress", []string{"loadflap", "flap"}) != nil || checkSteps("usbnet-stress", []string{"loadflap"}) == nil ||
 		checkSteps("usbdev-stress", []string{"rebind"}) == nil {
 		t.Error("checkSteps mixes the two scenarios' steps")
+	}
+}
+
+// TestDevStressCycleTime: --cycle-time sets usbdev-stress's budget per
+// cycle, in the guest script's deadline and in the boot's time limit;
+// other scenarios and budgets outside 1s-10m are refused.
+func TestDevStressCycleTime(t *testing.T) {
+	o := Options{Device: "ax88179", Cycles: 30}
+	if s := devStressScript(o); !strings.Contains(s, "390") {
+		t.Errorf("30 cycles at the default 12 s: no 390 s deadline in the script")
+	}
+	o.CycleTime = 40 * time.Second
+	if s := devStressScript(o); !strings.Contains(s, "1230") {
+		t.Errorf("30 cycles at 40 s: no 1230 s deadline in the script")
+	}
+	if got := scenarios["usbdev-stress"].MaxTime(o); got != 30*40*time.Second+time.Minute {
+		t.Errorf("usbdev-stress's time limit at 40 s a cycle: %s", got)
+	}
+	for _, c := range []struct {
+		scenario string
+		d        time.Duration
+		err      string
+	}{
+		{"usbdev-stress", 40 * time.Second, ""}, {"usbdev-stress", 0, ""},
+		{"usbdev-stress", 500 * time.Millisecond, "want 1s-10m"}, {"usbdev-stress", time.Hour, "want 1s-10m"},
+		{"usbdev-stress", -time.Second, "want 1s-10m"}, {"usbnet-stress", 40 * time.Second, "not usbnet-stress's"},
+	} {
+		cfg := Config{Options: Options{Scenario: c.scenario, Device: "ax88179", Duration: 3e9, Streams: 2, Direction: "both", Tunnels: 4, CycleTime: c.d}}
+		err := cfg.Validate()
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("--cycle-time %s on %s: err %v, want %q", c.d, c.scenario, err, c.err)
+		}
 	}
 }

@@ -64,6 +64,9 @@ type Options struct {
 	NoPin bool `json:"no_pin_tracepoints,omitempty"`
 	// Cycles is the usbnet-stress scenario's number of disruptions.
 	Cycles int `json:"cycles,omitempty"`
+	// CycleTime is usbdev-stress's budget per cycle (0: 12 s); a KASAN
+	// guest under TCG needs several times that.
+	CycleTime time.Duration `json:"cycle_time_ns,omitempty"`
 	// BusRate caps the dummy_hcd bus at this many Mbit/s (0: uncapped);
 	// needs the lab build of dummy_hcd in --modules-dir (kernel/usbnet
 	// build.sh --lab-bus), whose rate_mbit parameter does it.

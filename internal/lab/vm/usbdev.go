@@ -98,8 +98,16 @@ func init() {
 		Script:  devStressScript,
 		USBDev:  true,
 		NoBench: true,
-		MaxTime: func(o Options) time.Duration { return time.Duration(cycles(o))*12*time.Second + time.Minute },
+		MaxTime: func(o Options) time.Duration { return time.Duration(cycles(o))*cycleTime(o) + time.Minute },
 	}
+}
+
+// cycleTime is usbdev-stress's budget per cycle: --cycle-time, or 12 s.
+func cycleTime(o Options) time.Duration {
+	if o.CycleTime > 0 {
+		return o.CycleTime
+	}
+	return 12 * time.Second
 }
 
 // defaultReplug is usbdev-stress's unplug period when --device-args gives none.
@@ -117,7 +125,7 @@ var devStressDefault = []string{"idle", "flap", "mtu", "reload"}
 
 func devStressScript(o Options) string {
 	d := deviceOf(o)
-	maxS := int((time.Duration(cycles(o))*12*time.Second + 30*time.Second) / time.Second)
+	maxS := int((time.Duration(cycles(o))*cycleTime(o) + 30*time.Second) / time.Second)
 	steps := o.Steps
 	if len(steps) == 0 {
 		steps = devStressDefault

@@ -156,6 +156,12 @@ func (c *Config) validateStress(s *Scenario) error {
 	if c.Cycles < 0 || c.Cycles > 100000 {
 		return fmt.Errorf("--cycles %d: want 1-100000 disruptions (0 for the default %d)", c.Cycles, defaultCycles)
 	}
+	if c.CycleTime != 0 && s.Name != "usbdev-stress" {
+		return fmt.Errorf("--cycle-time is usbdev-stress's budget per cycle, not %s's: leave it out", s.Name)
+	}
+	if c.CycleTime < 0 || c.CycleTime != 0 && (c.CycleTime < time.Second || c.CycleTime > 10*time.Minute) {
+		return fmt.Errorf("--cycle-time %s: want 1s-10m per cycle (default 12s)", c.CycleTime)
+	}
 	if c.BusRate < 0 || c.BusRate > 100000 {
 		return fmt.Errorf("--bus-rate %d: want 1-100000 Mbit/s (or 0 for none)", c.BusRate)
 	}
