@@ -58,6 +58,7 @@ var aqFirmware = [3]byte{3, 1, 6}
 // status and a bulk pair carrying the chip's own aggregates; the MAC's
 // registers and the PHY's configuration word are vendor requests.
 type AQC111 struct {
+	batching
 	link    Link
 	mac     [6]byte
 	speed   uint8 // the speed code the PHY links at (of those advertised)

@@ -160,7 +160,7 @@ func (q *AQC111) rxFlags(f []byte, coe byte) uint64 {
 func (q *AQC111) BulkIn(ep uint8, max int, done <-chan struct{}) []byte {
 	st := q.rxState()
 	limit := min(max, aqURBSize)
-	frames, lens, ok := gatherFrames(q.rx, &q.pending, func(lens []int) bool { return aqAggSize(lens, st.pad) <= limit }, done)
+	frames, lens, ok := gatherFrames(q.rx, &q.pending, q.batch, func(lens []int) bool { return aqAggSize(lens, st.pad) <= limit }, done)
 	if !ok {
 		return nil
 	}

@@ -60,6 +60,7 @@ const (
 // status and a bulk pair carrying the chip's own aggregates; the MAC and
 // PHY are registers the driver reads and writes with vendor requests.
 type AX88179 struct {
+	batching
 	link    Link
 	mac     [6]byte
 	mbit    int

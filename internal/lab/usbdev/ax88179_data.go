@@ -114,7 +114,7 @@ func (st rxState) accepts(f []byte) bool {
 // paces them to the link and lays out the aggregate.
 func (a *AX88179) BulkIn(ep uint8, max int, done <-chan struct{}) []byte {
 	st := a.rxState(max)
-	frames, lens, ok := gatherFrames(a.rx, &a.pending, func(lens []int) bool { return axAggSize(lens, st.pad) <= st.limit }, done)
+	frames, lens, ok := gatherFrames(a.rx, &a.pending, a.batch, func(lens []int) bool { return axAggSize(lens, st.pad) <= st.limit }, done)
 	if !ok {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 // aggregated into NTB16s for bulk IN, NTB16s from bulk OUT taken apart
 // onto the link, both at the link's rate.
 type ntbDev struct {
+	batching
 	link    Link
 	ndpSig  uint32
 	inMax   int // dwNtbInMaxSize the device offers
@@ -105,7 +106,7 @@ func (d *ntbDev) bulkIn(limit int, done <-chan struct{}) []byte {
 		dgs, lens = append(dgs, dg), append(lens, len(f))
 		return true
 	}
-	if !gather(d.rx, &d.pending, take, func() bool { return len(dgs) > 0 }, done) {
+	if !gather(d.rx, &d.pending, d.batch, take, func() bool { return len(dgs) > 0 }, done) {
 		return nil
 	}
 	d.inPace.take(lens...)

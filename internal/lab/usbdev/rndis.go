@@ -49,6 +49,7 @@ const (
 // notification endpoint, and a CDC data interface with the bulk pair in
 // its only setting.
 type RNDIS struct {
+	batching
 	link    Link
 	mac     [6]byte
 	mbit    int

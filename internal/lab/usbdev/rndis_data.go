@@ -158,7 +158,7 @@ func (r *RNDIS) BulkIn(ep uint8, limit int, done <-chan struct{}) []byte {
 		frames, lens = append(frames, f), append(lens, len(f))
 		return true
 	}
-	if !gather(r.rx, &r.pending, take, func() bool { return len(frames) > 0 }, done) {
+	if !gather(r.rx, &r.pending, r.batch, take, func() bool { return len(frames) > 0 }, done) {
 		return nil
 	}
 	r.inPace.take(lens...)
