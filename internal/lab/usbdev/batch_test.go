@@ -28,6 +28,7 @@ func TestBatchHoldsTransfers(t *testing.T) {
 	defer close(done)
 	models := map[string]func(*memLink) Model{
 		"rndis": func(l *memLink) Model { r := NewRNDIS(l, 0, testMAC, nil); r.dataOn.Store(true); return r },
+		"eem":   func(l *memLink) Model { return NewEEM(l, 0, testMAC, nil) },
 		"ncm":   func(l *memLink) Model { return NewNCM(l, 0, testMAC, nil) },
 	}
 	for name, mk := range models {

@@ -20,7 +20,7 @@ import (
 )
 
 // Models are the device models, by name.
-var Models = []string{"ncm", "mbim", "ax88179", "aqc111", "rndis"}
+var Models = []string{"ncm", "mbim", "ax88179", "aqc111", "rndis", "eem"}
 
 // Options are a device process's settings.
 type Options struct {
@@ -36,6 +36,8 @@ type Options struct {
 	// MAC is the address the host's driver gives its netdev.
 	MAC    [6]byte `json:"-"`
 	Faults *Faults `json:"faults,omitempty"`
+	// Batch holds bulk IN transfers until they carry several frames.
+	Batch Batch `json:"batch,omitempty"`
 	// StatsFile receives the counts as JSON, every second and at the end.
 	StatsFile string `json:"-"`
 }
@@ -62,8 +64,22 @@ func CheckModel(name string) error {
 	return fmt.Errorf("unknown device model %q; give one of %v", name, Models)
 }
 
-// NewModel makes a model by name on link.
+// NewModel makes a model by name on link, batching its bulk IN
+// transfers as o.Batch says.
 func NewModel(o Options, l Link) (Model, error) {
+	m, err := newModel(o, l)
+	if err != nil {
+		return nil, err
+	}
+	b, ok := m.(interface{ setBatch(Batch) })
+	if !ok {
+		return nil, fmt.Errorf("device model %q cannot batch its transfers", o.Model)
+	}
+	b.setBatch(o.Batch)
+	return m, nil
+}
+
+func newModel(o Options, l Link) (Model, error) {
 	switch o.Model {
 	case "ncm":
 		return NewNCM(l, o.Mbit, o.MAC, o.Faults), nil
@@ -75,6 +91,8 @@ func NewModel(o Options, l Link) (Model, error) {
 		return NewAQC111(l, o.Mbit, o.MAC, o.Faults), nil
 	case "rndis":
 		return NewRNDIS(l, o.Mbit, o.MAC, o.Faults), nil
+	case "eem":
+		return NewEEM(l, o.Mbit, o.MAC, o.Faults), nil
 	}
 	return nil, fmt.Errorf("unknown device model %q; give one of %v", o.Model, Models)
 }
