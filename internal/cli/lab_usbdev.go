@@ -36,7 +36,15 @@ its own RX aggregates up to 62 KiB; TX checksums, TSO and VLAN tags done in
 the device), rndis (a phone's USB
 tethering, rndis_host: RNDIS messages in encapsulated commands with
 RESPONSE_AVAILABLE notifications, each frame in a packet message, several
-per transfer within the host's MaxTransferSize).
+per transfer within the host's MaxTransferSize), eem (a CDC EEM function,
+cdc_eem: no control requests, several EEM data packets per transfer, their
+CRCs the Ethernet CRC and the 0xdeadbeef sentinel in turn, an echo the host
+must answer in every 64th).
+
+--batch N --batch-wait D holds each bulk IN transfer, of every model, until
+it carries N frames or D has passed since its first (at most 200ms): at low
+rates several segments of one flow then share a transfer, which the frames
+waiting when the host asks rarely do.
 
 Hostile mode (--seed makes a run repeatable): --bad N malformed aggregates
 per 1000 (overlapping, duplicate and header pointers, lengths and counts past
@@ -48,7 +56,9 @@ the frames, lengths past the descriptors or short of them, frames not
 marked received, truncated aggregates; for rndis
 bad message types, MessageLength past the transfer, zero or short of the
 header, data, OOB and per-packet info outside the message, zero data,
-truncated messages), --stall N stalled bulk
+truncated messages; for eem lengths past the end, zero lengths, runts,
+echoes past the end, commands a host does not take, bad CRCs and sentinels,
+truncated headers and packets, transfers of padding), --stall N stalled bulk
 IN answers per 1000, --slow N answers per 1000 held up to --max-delay,
 --slow-out N bulk OUT transfers per 1000 held up to --max-delay before the
 device takes them (those behind wait; control requests and the other
@@ -76,6 +86,8 @@ func runLabUSBDev(ctx context.Context, env Env, fs *flag.FlagSet, args []string)
 	fs.IntVar(&o.Faults.SlowOutPerMille, "slow-out", 0, "bulk OUT transfers per 1000 held up to --max-delay")
 	fs.DurationVar(&o.Faults.MaxDelay, "max-delay", 20*time.Millisecond, "longest hold of a slow answer")
 	fs.DurationVar(&o.Faults.ReplugEvery, "replug-every", 0, "unplug and re-plug about this often (0: never)")
+	fs.IntVar(&o.Batch.Frames, "batch", 0, "hold each bulk IN transfer until it carries N frames (0: send what is waiting)")
+	fs.DurationVar(&o.Batch.Wait, "batch-wait", 0, "longest a --batch transfer waits for its frames, from its first")
 	verbose := fs.Bool("v", false, "log the protocol's events to stderr")
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprintln(env.Stdout, usbdevUsage)
@@ -145,6 +157,9 @@ func checkUSBDevFlags(o *usbdev.Options, mac string, pos []string) error {
 	}
 	if f.ReplugEvery > 0 && f.ReplugEvery < time.Second {
 		return fmt.Errorf("lab usbdev: --replug-every %s is shorter than an enumeration; give 1s or more", f.ReplugEvery)
+	}
+	if err := o.Batch.Check(); err != nil {
+		return fmt.Errorf("lab usbdev: %w", err)
 	}
 	return nil
 }
