@@ -80,6 +80,7 @@ ws_counters() {
   cp /proc/softirqs "/results/softirqs-$1.txt"
   cp /proc/interrupts "/results/interrupts-$1.txt"
   cat /proc/net/softnet_stat > "/results/softnet-$1.txt"
+  cp /proc/meminfo "/results/meminfo-$1.txt"
 }
 # observe attaches eBPF programs to its tracepoints when a bench starts
 # and detaches them when it ends. Registering the first probe of a
