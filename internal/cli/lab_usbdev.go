@@ -44,7 +44,10 @@ must answer in every 64th).
 --batch N --batch-wait D holds each bulk IN transfer, of every model, until
 it carries N frames or D has passed since its first (at most 200ms): at low
 rates several segments of one flow then share a transfer, which the frames
-waiting when the host asks rarely do.
+waiting when the host asks rarely do. --burst N (with --batch-wait D) builds N
+transfers for the requests waiting before it answers any, then answers them
+back to back, so the driver takes several in one NAPI poll, where GRO holds a
+flow across transfers (a burst not filled within D goes out as it is).
 
 Hostile mode (--seed makes a run repeatable): --bad N malformed aggregates
 per 1000 (overlapping, duplicate and header pointers, lengths and counts past
@@ -87,7 +90,8 @@ func runLabUSBDev(ctx context.Context, env Env, fs *flag.FlagSet, args []string)
 	fs.DurationVar(&o.Faults.MaxDelay, "max-delay", 20*time.Millisecond, "longest hold of a slow answer")
 	fs.DurationVar(&o.Faults.ReplugEvery, "replug-every", 0, "unplug and re-plug about this often (0: never)")
 	fs.IntVar(&o.Batch.Frames, "batch", 0, "hold each bulk IN transfer until it carries N frames (0: send what is waiting)")
-	fs.DurationVar(&o.Batch.Wait, "batch-wait", 0, "longest a --batch transfer waits for its frames, from its first")
+	fs.DurationVar(&o.Batch.Wait, "batch-wait", 0, "longest a --batch transfer (or a --burst) waits for its frames, from its first")
+	fs.IntVar(&o.Batch.Transfers, "burst", 0, "answer bulk IN requests N at a time, back to back (0: each as it is built)")
 	verbose := fs.Bool("v", false, "log the protocol's events to stderr")
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprintln(env.Stdout, usbdevUsage)

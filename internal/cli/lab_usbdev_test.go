@@ -26,7 +26,7 @@ func TestUSBDevFlagsRefused(t *testing.T) {
 		{"MTU", "02:00:00:00:00:01", "--mtu 67", func(o *usbdev.Options) { o.MTU = 67 }},
 		{"per mille", "02:00:00:00:00:01", "--bad 1001", func(o *usbdev.Options) { o.Faults.BadPerMille = 1001 }},
 		{"replug", "02:00:00:00:00:01", "shorter than an enumeration", func(o *usbdev.Options) { o.Faults.ReplugEvery = 100 * time.Millisecond }},
-		{"batch without wait", "02:00:00:00:00:01", "--batch 4 needs --batch-wait", func(o *usbdev.Options) { o.Batch.Frames = 4 }},
+		{"batch without wait", "02:00:00:00:00:01", "--batch 4 --burst 0 needs --batch-wait", func(o *usbdev.Options) { o.Batch.Frames = 4 }},
 		{"batch wait", "02:00:00:00:00:01", "--batch-wait 1s: at most", func(o *usbdev.Options) { o.Batch = usbdev.Batch{Frames: 4, Wait: time.Second} }},
 	} {
 		o := good()

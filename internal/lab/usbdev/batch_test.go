@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/usbredir"
 )
 
 // trickle sends n frames of size bytes to l, one every gap.
@@ -84,6 +86,9 @@ func TestBatchCheck(t *testing.T) {
 		{Batch{Frames: -1}, "--batch -1"},
 		{Batch{Frames: 65, Wait: time.Millisecond}, "want 0-64"},
 		{Batch{Frames: 4}, "needs --batch-wait"},
+		{Batch{Transfers: 4}, "needs --batch-wait"},
+		{Batch{Transfers: 17, Wait: time.Millisecond}, "--burst 17"},
+		{Batch{Transfers: 4, Wait: 20 * time.Millisecond}, ""},
 		{Batch{Wait: time.Millisecond}, "without --batch"},
 		{Batch{Frames: 4, Wait: -time.Millisecond}, "cannot be negative"},
 		{Batch{Frames: 4, Wait: time.Second}, "at most 200ms"},
@@ -91,6 +96,44 @@ func TestBatchCheck(t *testing.T) {
 		err := c.b.Check()
 		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.b, err, c.want)
+		}
+	}
+}
+
+// TestBurstAnswersTogether: with --burst 3 the device answers nothing
+// until it has built three transfers for the requests waiting, then the
+// three back to back; a burst the frames do not fill goes out when its
+// wait has passed (a burst short of requests, at once). Without a burst each is answered as it is built.
+func TestBurstAnswersTogether(t *testing.T) {
+	for _, b := range []Batch{{Transfers: 3, Wait: 300 * time.Millisecond}, {}} {
+		l := newMemLink()
+		h := startHostWith(t, NewEEM(l, 0, testMAC, nil), nil, func(s *Session) { s.Burst(b) })
+		h.plugged()
+		h.request(usbredir.TypeSetConfiguration, usbredir.TypeConfigurationStatus, 1)
+		for i := 0; i < 6; i++ { // a burst takes only requests waiting: the guest keeps 16
+			h.id++
+			if err := h.c.SendBulkRequest(h.id, epBulkIn, 1524); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := time.Now()
+		trickle(l, 3, 200, 40*time.Millisecond)
+		var at []time.Duration
+		for i := 0; i < 3; i++ {
+			h.next(usbredir.TypeBulkPacket)
+			at = append(at, time.Since(start))
+		}
+		if b.Transfers == 3 && (at[0] < 100*time.Millisecond || at[2]-at[0] > 20*time.Millisecond) {
+			t.Errorf("burst of 3: answers at %v, want all three after the third frame (120ms), together", at)
+		}
+		if b.Transfers == 0 && at[1]-at[0] < 20*time.Millisecond {
+			t.Errorf("no burst: answers at %v, want each as its frame came (40ms apart)", at)
+		}
+		start = time.Now()
+		l.toDev <- frame(9, 100)
+		h.next(usbredir.TypeBulkPacket)
+		if d := time.Since(start); b.Transfers == 3 && (d < 300*time.Millisecond || d > 2*time.Second) {
+			t.Errorf("a burst of one frame answered after %s, want its 300ms wait", d)
 		}
 	}
 }

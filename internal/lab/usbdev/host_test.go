@@ -48,12 +48,21 @@ type testHost struct {
 // shaken hands.
 func startHost(t *testing.T, m Model, f *Faults) *testHost {
 	t.Helper()
+	return startHostWith(t, m, f, nil)
+}
+
+// startHostWith is startHost with the session set up by setup first.
+func startHostWith(t *testing.T, m Model, f *Faults, setup func(*Session)) *testHost {
+	t.Helper()
 	a, b, err := usbredir.SocketPair()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := NewSession(usbredir.NewConn(a, usbredir.OurCaps), m, f, t.Logf)
+	if setup != nil {
+		setup(s)
+	}
 	done := make(chan struct{})
 	go func() { _ = s.Serve(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); b.Close(); <-done })

@@ -56,6 +56,11 @@ func (p *pacer) take(lens ...int) {
 type Batch struct {
 	Frames int           `json:"frames,omitempty"`
 	Wait   time.Duration `json:"wait_ns,omitempty"`
+	// Transfers > 1 answers the host's bulk IN requests that many at a
+	// time, back to back (the session's part, transfer.go): its driver
+	// then finds several completed at once and takes them in one NAPI
+	// poll, where GRO holds a flow across transfers.
+	Transfers int `json:"transfers,omitempty"`
 }
 
 // MaxBatch is the most frames a batch waits for: a transfer of any
@@ -69,10 +74,12 @@ func (b Batch) Check() error {
 		return fmt.Errorf("--batch %d: want 0-%d frames per transfer (0 or 1: no batching)", b.Frames, MaxBatch)
 	case b.Wait < 0:
 		return fmt.Errorf("--batch-wait %s cannot be negative", b.Wait)
-	case b.Frames > 1 && b.Wait <= 0:
-		return fmt.Errorf("--batch %d needs --batch-wait DUR (how long a transfer may wait for its frames, at most %s)", b.Frames, maxBatchWait)
-	case b.Frames <= 1 && b.Wait != 0:
-		return fmt.Errorf("--batch-wait %s without --batch N (2 or more) does nothing", b.Wait)
+	case b.Transfers < 0 || b.Transfers > inCredit:
+		return fmt.Errorf("--burst %d: want 0-%d transfers answered together (the answers the host may have out)", b.Transfers, inCredit)
+	case (b.Frames > 1 || b.Transfers > 1) && b.Wait <= 0:
+		return fmt.Errorf("--batch %d --burst %d needs --batch-wait DUR (how long a transfer or a burst may wait for its frames, at most %s)", b.Frames, b.Transfers, maxBatchWait)
+	case b.Frames <= 1 && b.Transfers <= 1 && b.Wait != 0:
+		return fmt.Errorf("--batch-wait %s without --batch N or --burst N (2 or more) does nothing", b.Wait)
 	case b.Wait > maxBatchWait:
 		return fmt.Errorf("--batch-wait %s: at most %s (the host's TCP would time out waiting)", b.Wait, maxBatchWait)
 	}

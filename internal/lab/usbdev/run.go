@@ -156,6 +156,7 @@ func Run(ctx context.Context, o Options, logf func(string, ...any)) (*Result, er
 		}
 		m.Reset()
 		s := NewSession(usbredir.NewConn(c, usbredir.OurCaps), m, o.Faults, logf)
+		s.Burst(o.Batch)
 		mu.Lock()
 		cur = s
 		res.Sessions++

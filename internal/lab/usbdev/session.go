@@ -19,6 +19,7 @@ type Session struct {
 	m      Model
 	logf   func(string, ...any)
 	faults *Faults
+	burst  Batch // Transfers: bulk IN answers sent together
 
 	mu        sync.Mutex
 	cond      *sync.Cond
@@ -82,6 +83,10 @@ func NewSession(c *usbredir.Conn, m Model, f *Faults, logf func(string, ...any))
 	}
 	return s
 }
+
+// Burst makes the session answer bulk IN requests b.Transfers at a time
+// (within b.Wait); call it before Serve.
+func (s *Session) Burst(b Batch) { s.burst = b }
 
 // Stats returns a copy of the counts.
 func (s *Session) Stats() Stats {

@@ -34,57 +34,106 @@ const inCredit = 16
 // request, asks the model for a transfer that fits it (the model waits
 // for frames: the request is held until the device has data), and sends
 // it. A transfer built for a request cancelled meanwhile is kept for the
-// next one.
+// next one. With a burst (Batch.Transfers) it builds that many transfers
+// for the requests waiting before it answers any, then answers them back
+// to back, so that the host's driver finds them completed together (one
+// NAPI poll takes several); a burst the frames do not fill within
+// Batch.Wait of its first transfer goes out as it is.
 func (s *Session) inPump(ep uint8) {
+	var ready [][]byte
+	var deadline chan struct{} // closed Batch.Wait after a burst's first transfer
 	for {
 		s.mu.Lock()
-		for (len(s.inQ[ep]) == 0 || s.inOwed[ep] >= inCredit) && !s.closed() {
+		for (len(s.inQ[ep]) <= len(ready) || s.inOwed[ep]+len(ready) >= inCredit) && !s.closed() && len(ready) == 0 {
 			s.cond.Wait()
 		}
 		if s.closed() {
 			s.mu.Unlock()
 			return
 		}
-		limit := int(s.inQ[ep][0].length)
-		data := s.carry[ep]
-		s.carry[ep] = nil
+		more := len(s.inQ[ep]) > len(ready) && s.inOwed[ep]+len(ready) < inCredit
+		var limit int
+		var data []byte
+		if more {
+			limit = int(s.inQ[ep][len(ready)].length)
+			data = s.carry[ep]
+			s.carry[ep] = nil
+		}
 		s.mu.Unlock()
-		if data == nil || len(data) > limit {
-			if data = s.m.BulkIn(ep, limit, s.done); data == nil {
-				return
-			}
+		if more && (data == nil || len(data) > limit) {
+			data = s.m.BulkIn(ep, limit, s.burstDone(len(ready) > 0, deadline))
 		}
-		status := uint8(usbredir.StatusSuccess)
-		if s.faults != nil {
-			var delay time.Duration
-			status, delay = s.faults.onIn()
-			if delay > 0 {
-				time.Sleep(delay)
+		if data != nil {
+			if len(ready) == 0 && s.burst.Transfers > 1 {
+				dl := make(chan struct{})
+				time.AfterFunc(s.burst.Wait, func() { close(dl) })
+				deadline = dl
 			}
+			ready = append(ready, data)
+		} else if s.closed() {
+			return
 		}
-		s.mu.Lock()
-		if len(s.inQ[ep]) == 0 || !s.attached || len(data) > int(s.inQ[ep][0].length) {
-			s.carry[ep] = data
-			s.mu.Unlock()
+		if data != nil && len(ready) < s.burst.Transfers {
 			continue
 		}
-		req := s.inQ[ep][0]
-		waiting := uint64(len(s.inQ[ep]))
-		s.inQ[ep] = s.inQ[ep][1:]
-		if status == usbredir.StatusStall {
-			s.carry[ep] = data // a stalled transfer moves nothing
-			s.stats.Stalled++
-			data = nil
-		} else {
-			s.stats.InTransfers++
-			s.stats.InBytes += uint64(len(data))
-			s.stats.InWaitingSum += waiting
-			s.stats.InWaitingMax = max(s.stats.InWaitingMax, waiting)
+		for _, d := range ready {
+			s.answerIn(ep, d)
 		}
-		s.inOwed[ep]++
-		s.mu.Unlock()
-		s.fail("bulk IN answer", s.c.SendBulk(req.id, ep, status, uint32(len(data)), data))
+		ready, deadline = nil, nil
 	}
+}
+
+// burstDone is what a transfer of a burst waits for frames until: the
+// session's end, and for the burst's later transfers its deadline.
+func (s *Session) burstDone(later bool, deadline chan struct{}) <-chan struct{} {
+	if !later || deadline == nil {
+		return s.done
+	}
+	c := make(chan struct{})
+	go func() {
+		select {
+		case <-deadline:
+		case <-s.done:
+		}
+		close(c)
+	}()
+	return c
+}
+
+// answerIn sends one transfer to the oldest request of ep - stalled or
+// held as the hostile mode says - or keeps it for the next request when
+// the oldest is gone or too short.
+func (s *Session) answerIn(ep uint8, data []byte) {
+	status := uint8(usbredir.StatusSuccess)
+	if s.faults != nil {
+		var delay time.Duration
+		status, delay = s.faults.onIn()
+		if delay > 0 {
+			time.Sleep(delay)
+		}
+	}
+	s.mu.Lock()
+	if len(s.inQ[ep]) == 0 || !s.attached || len(data) > int(s.inQ[ep][0].length) {
+		s.carry[ep] = data
+		s.mu.Unlock()
+		return
+	}
+	req := s.inQ[ep][0]
+	waiting := uint64(len(s.inQ[ep]))
+	s.inQ[ep] = s.inQ[ep][1:]
+	if status == usbredir.StatusStall {
+		s.carry[ep] = data // a stalled transfer moves nothing
+		s.stats.Stalled++
+		data = nil
+	} else {
+		s.stats.InTransfers++
+		s.stats.InBytes += uint64(len(data))
+		s.stats.InWaitingSum += waiting
+		s.stats.InWaitingMax = max(s.stats.InWaitingMax, waiting)
+	}
+	s.inOwed[ep]++
+	s.mu.Unlock()
+	s.fail("bulk IN answer", s.c.SendBulk(req.id, ep, status, uint32(len(data)), data))
 }
 
 // outWorker gives the model the host's bulk OUT transfers in order and
