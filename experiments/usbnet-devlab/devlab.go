@@ -97,6 +97,15 @@ func tables(dir string) (map[string]string, error) {
 		}
 		out[id] = t
 	}
+	for id, d := range cloneRuns {
+		if d = filepath.Join(dir, "data", d); exists(d) {
+			t, err := cloneTable(d)
+			if err != nil {
+				return nil, err
+			}
+			out[id] = t
+		}
+	}
 	for id, d := range stressRuns {
 		d = filepath.Join(dir, "data", d)
 		if _, err := kit.Stat(d); err != nil {

@@ -155,6 +155,9 @@ type ObservedDevice struct {
 	Name     string  `json:"name"`
 	RXPath   string  `json:"rx_path"`
 	GRORatio float64 `json:"gro_ratio"`
+	// GROSegments went into GRO, Delivered came out of it.
+	GROSegments uint64 `json:"gro_segments"`
+	Delivered   uint64 `json:"delivered_skbs"`
 }
 
 // Observed returns observe's records of the run's devices.
