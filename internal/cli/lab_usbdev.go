@@ -39,7 +39,8 @@ RESPONSE_AVAILABLE notifications, each frame in a packet message, several
 per transfer within the host's MaxTransferSize), eem (a CDC EEM function,
 cdc_eem: no control requests, several EEM data packets per transfer, their
 CRCs the Ethernet CRC and the 0xdeadbeef sentinel in turn, an echo the host
-must answer in every 64th).
+must answer in every 64th; cdc_eem drops the packets with a CRC that are
+not last in their transfer, its own bug, counted in the guest's rx_errors).
 
 --batch N --batch-wait D holds each bulk IN transfer, of every model, until
 it carries N frames or D has passed since its first (at most 200ms): at low

@@ -54,7 +54,11 @@ const (
 // Ethernet function. Its bulk IN transfers carry as many data packets as
 // are waiting and fit the host's request (cdc_eem splits them into
 // clones of the URB's skb, all but the last), their CRCs alternately the
-// Ethernet CRC and the sentinel; every 64th starts with an echo.
+// Ethernet CRC and the sentinel; every 64th starts with an echo. cdc_eem
+// (7.3.4 and before) drops every packet with the Ethernet CRC that is not
+// last in its transfer: it checks a clone's CRC before trimming the
+// clone, over the rest of the transfer. Linux's EEM gadget sends only the
+// sentinel; this model sends both, so that the guest's rx_errors show it.
 type EEM struct {
 	batching
 	link    Link
