@@ -20,7 +20,8 @@ var cloneRuns = map[string]string{"clone-batch-7.3": "clone-batch-7.3.4-2026-11-
 // cloneTable: one row per boot - the verdict and the console guards
 // hit, the device's frames per transfer, what GRO did with the device's
 // frames in the receive bench (segments in, skbs out: more than one
-// segment per skb is the evidence the clones were coalesced), the
+// segment per skb is the evidence the clones were coalesced; from the
+// boot's background observe, which counts every event), the
 // guest's rx_errors over the bench and how much MemAvailable moved.
 func cloneTable(dir string) (string, error) {
 	ents, err := kit.ReadDir(dir)
@@ -46,7 +47,7 @@ func cloneTable(dir string) (string, error) {
 		return "", fmt.Errorf("%s: no boots", dir)
 	}
 	return kit.Table([]string{"boot", "verdict", "console guards hit", "frames per transfer (device)",
-		"receive Mbit/s", "GRO segments in", "skbs delivered", "segments per skb", "rx_errors in the bench",
+		"receive Mbit/s", "GRO segments in (boot)", "skbs delivered (boot)", "segments per skb", "rx_errors in the bench",
 		"MemAvailable after - before (MB)"}, rows), nil
 }
 
@@ -91,15 +92,19 @@ func cloneRow(run string) ([]string, error) {
 		verdict += " (bench incomplete)"
 	} else {
 		mbit = kit.F(r.Metrics["receive_mbit"], 1)
-		obs, err := kit.Observed(r)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range obs {
-			if d.Name == facts["dut_if"] && d.Delivered > 0 {
-				gro, skbs = strconv.FormatUint(d.GROSegments, 10), strconv.FormatUint(d.Delivered, 10)
-				ratio = kit.F(float64(d.GROSegments)/float64(d.Delivered), 2)
-			}
+	}
+	// The session's observation counts every napi_gro_receive and
+	// netif_receive_skb of the boot (the bench's own is sampled).
+	var obs struct {
+		Devices []kit.ObservedDevice `json:"devices"`
+	}
+	if err := kit.ReadJSON(filepath.Join(run, "observe-session.json"), &obs); err != nil {
+		return nil, err
+	}
+	for _, d := range obs.Devices {
+		if d.Name == facts["dut_if"] && d.Delivered > 0 {
+			gro, skbs = strconv.FormatUint(d.GROSegments, 10), strconv.FormatUint(d.Delivered, 10)
+			ratio = kit.F(float64(d.GROSegments)/float64(d.Delivered), 2)
 		}
 	}
 	return []string{verdict, strings.Join(hits, ", "), perXfer, mbit, gro, skbs, ratio,

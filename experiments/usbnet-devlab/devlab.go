@@ -68,17 +68,6 @@ func tables(dir string) (map[string]string, error) {
 			return nil, err
 		}
 	}
-	for id, d := range hostileRuns {
-		d = filepath.Join(dir, "data", d)
-		if _, err := kit.Stat(d); err != nil {
-			continue
-		}
-		t, err := hostileTable(d)
-		if err != nil {
-			return nil, err
-		}
-		out[id] = t
-	}
 	if d := filepath.Join(dir, "data", "profile-7.3.4-2026-11-28"); exists(d) {
 		t, err := kit.ProfileRunsTable(d, "ncm-stock", "ncm-ours")
 		if err != nil {
@@ -86,38 +75,34 @@ func tables(dir string) (map[string]string, error) {
 		}
 		out["profile-ncm-x86-7.3"] = t
 	}
-	for id, d := range bootRuns {
-		d = filepath.Join(dir, "data", d)
-		if !exists(d) {
-			continue
-		}
-		t, err := bootTable(d)
-		if err != nil {
-			return nil, err
-		}
-		out[id] = t
-	}
-	for id, d := range cloneRuns {
-		if d = filepath.Join(dir, "data", d); exists(d) {
-			t, err := cloneTable(d)
+	// the runs of one directory each, a table per run
+	err := dirTables(dir, out, []dirTable{{hostileRuns, hostileTable}, {bootRuns, bootTable},
+		{cloneRuns, cloneTable}, {stressRuns, stressTable}})
+	return out, err
+}
+
+// dirTable makes the table of each run directory present in runs (by
+// table id) with mk.
+type dirTable struct {
+	runs map[string]string
+	mk   func(dir string) (string, error)
+}
+
+// dirTables adds every dirTable's tables to out.
+func dirTables(dir string, out map[string]string, sets []dirTable) error {
+	for _, set := range sets {
+		for id, d := range set.runs {
+			if d = filepath.Join(dir, "data", d); !exists(d) {
+				continue
+			}
+			t, err := set.mk(d)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			out[id] = t
 		}
 	}
-	for id, d := range stressRuns {
-		d = filepath.Join(dir, "data", d)
-		if _, err := kit.Stat(d); err != nil {
-			continue
-		}
-		t, err := stressTable(d)
-		if err != nil {
-			return nil, err
-		}
-		out[id] = t
-	}
-	return out, nil
+	return nil
 }
 
 // hostileRuns are the directories of devlab-hostile.sh runs, by table id.
