@@ -63,7 +63,7 @@ func addLabVMFlags(fs *flag.FlagSet) *labVMFlags {
 	f.raw = fs.Bool("raw-iperf3", false, "run iperf3 -J in the guest instead of wirespeed bench")
 	f.profile = fs.Bool("profile", false, "sample every vCPU during each bench with perf (this host's, or Debian's linux-perf for an arm64 guest) into OUT/profile-DIRECTION.folded")
 	f.noPin = fs.Bool("no-pin-tracepoints", false, "do not enable observe's tracepoints at boot (they are, to avoid kernel text patching under load; see docs)")
-	f.tuneArgs = fs.String("tune", "", "usb-nic: run 'wirespeed tune apply usb0 --peer 198.18.3.1 ARGS' after the bench, then tune persist and a USB re-plug, e.g. '--direction receive --pairs 3'")
+	f.tuneArgs = fs.String("tune", "", "usb-nic, usbdev: run 'wirespeed tune apply DEV --peer 198.18.3.1 ARGS' on the adapter after the bench, then tune persist and a USB re-plug, e.g. '--direction receive --pairs 3'")
 	f.device = fs.String("device", "", "usbdev: the emulated adapter's model: "+strings.Join(vm.DeviceModels(), ", ")+" (default ncm)")
 	f.deviceArgs = fs.String("device-args", "", "usbdev: extra 'wirespeed lab usbdev' flags, e.g. '--mbit 1000' or the hostile mode's '--bad 20 --seed 7'")
 	f.benchArgs = fs.String("bench-args", "", "extra 'wirespeed bench' flags for the guest, e.g. '--repeat 3'")

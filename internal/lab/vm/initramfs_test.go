@@ -383,14 +383,23 @@ func TestNICTuneStep(t *testing.T) {
 	}
 }
 
-func TestTuneOnlyOnNIC(t *testing.T) {
-	c := Config{Options: Options{Scenario: "usb-gadget", Duration: 3e9, Streams: 2, Direction: "send", Tunnels: 4, Tune: "--pairs 3"}}
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "usb-nic") {
-		t.Errorf("--tune on usb-gadget: err %v, want one naming usb-nic", err)
+// --tune is refused, naming the scenarios that take it, everywhere but on
+// usb-nic and usbdev (usbdev-stress too: it runs no bench to tune against).
+func TestTuneOnlyOnNICs(t *testing.T) {
+	for _, name := range []string{"usb-gadget", "usbdev-stress", "wireguard"} {
+		c := Config{Options: Options{Scenario: name, Duration: 3e9, Streams: 2, Direction: "send", Tunnels: 4, Tune: "--pairs 3"}}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "usb-nic and usbdev") {
+			t.Errorf("--tune on %s: err %v, want one naming usb-nic and usbdev", name, err)
+		}
 	}
-	c.Scenario = "usb-nic"
-	if err := c.Validate(); err != nil {
-		t.Errorf("--tune on usb-nic: %v", err)
+	for _, name := range []string{"usb-nic", "usbdev"} {
+		c := Config{Options: Options{Scenario: name, Duration: 3e9, Streams: 2, Direction: "send", Tune: "--pairs 3"}}
+		if name == "usbdev" {
+			c.Device = "ax88179"
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("--tune on %s: %v", name, err)
+		}
 	}
 }
 

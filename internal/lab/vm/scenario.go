@@ -74,7 +74,7 @@ type Options struct {
 	// Steps are the usbnet-stress disruptions to take in turn (default
 	// StressSteps).
 	Steps []string `json:"steps,omitempty"`
-	// Tune, when set, makes usb-nic run 'wirespeed tune apply' with these
+	// Tune, when set, makes usb-nic or usbdev run 'wirespeed tune apply' with these
 	// extra flags (split on spaces) after its bench, then persist and a
 	// re-plug (see tune.go).
 	Tune string `json:"tune,omitempty"`
@@ -166,12 +166,7 @@ var scenarios = map[string]*Scenario{
 		Modules: func(o Options) []string { return append(append([]string(nil), machineOf(o).USBHost...), "cdc_ether") },
 		Script:  nicScript,
 		USBNIC:  true,
-		MaxTime: func(o Options) time.Duration {
-			if o.Tune != "" {
-				return benchTime(o) + tuneTime(o)
-			}
-			return benchTime(o)
-		},
+		MaxTime: tuneMaxTime,
 	},
 	"wireguard": {
 		Name:    "wireguard",

@@ -138,16 +138,17 @@ func dutKnobs(o Options, ifVar string) string {
 
 func nicScript(o Options) string {
 	return guestScript("nic.sh", "@STAGE@", "usb-nic", "@DRIVER@", "cdc_ether", "@DEVICE@", "usb-net",
-		"@GUEST@", nicGuestAddr, "@HOST@", nicHostAddr, "@DUT_KNOBS@", dutKnobs(o, "DIF")) + nicLoad(o)
+		"@GUEST@", nicGuestAddr, "@HOST@", nicHostAddr, "@DUT_KNOBS@", dutKnobs(o, "DIF")) + nicLoad(o, "cdc_ether")
 }
 
-// nicLoad is the usb-nic scenario's work: its bench, then the tune step
-// if asked (doctor sees where the xHCI interrupt runs from its count since
+// nicLoad is the usb-nic and usbdev scenarios' work on $DIF, bound by
+// driver: the bench against the host namespace, then the tune step if
+// asked (doctor sees where the xHCI interrupt runs from its count since
 // boot, which an idle guest has too few of: the bench is the warm-up).
-func nicLoad(o Options) string {
+func nicLoad(o Options, driver string) string {
 	s := benchCalls(o, nicHostAddr, "")
 	if o.Tune != "" {
-		s += tuneScript(o)
+		s += tuneScript(o, driver, nicHostAddr)
 	}
 	return s
 }

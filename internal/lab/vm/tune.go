@@ -12,12 +12,15 @@ import (
 	"github.com/wirespeed/wirespeed/internal/shellquote"
 )
 
-// The usb-nic scenario's tune step (--tune ARGS): after its bench (the
-// warm-up that gives doctor an interrupt count to judge), the guest runs 'wirespeed tune apply' on the USB NIC against the host
+// The usb-nic and usbdev scenarios' tune step (--tune ARGS): after the
+// bench (the warm-up that gives doctor an interrupt count to judge), the
+// guest runs 'wirespeed tune apply' on the USB adapter against the host
 // namespace's iperf3 server, records doctor, plan, status and the RPS
 // knobs before and after, runs 'tune persist', and re-plugs the USB device
-// (deauthorize, authorize: usbcore disconnects and re-enumerates it, and
-// cdc_ether makes a new usb0) twice: once without udevd, once with the
+// (deauthorize, authorize: usbcore sets configuration 0, then reads the
+// descriptors and sets the configuration again - through usb-redir that
+// reaches the device process as set_configuration 0 and 1 - and the
+// driver, cdc_ether or the usbdev model's, makes a new device) twice: once without udevd, once with the
 // host's systemd-udevd running in the guest, to see whether persist's
 // udev rule brings the settings back; then 'tune revert --all' puts back
 // what was there before.
@@ -44,6 +47,18 @@ func tuneFlag(args []string, name, def string) string {
 	return v
 }
 
+// tuneScenarios are the scenarios that take --tune: those whose device
+// under test is a USB adapter facing the host namespace's iperf3.
+var tuneScenarios = []string{"usb-nic", "usbdev"}
+
+// tuneMaxTime is a MaxTime with --tune's step added when asked for.
+func tuneMaxTime(o Options) time.Duration {
+	if o.Tune != "" {
+		return benchTime(o) + tuneTime(o)
+	}
+	return benchTime(o)
+}
+
 // tuneTime estimates a tune step: up to 4 actions, each pairs x 2
 // measurements of the duration plus bench's omit and start-up, and the
 // re-plugs.
@@ -60,15 +75,17 @@ func tuneTime(o Options) time.Duration {
 	return time.Duration(4*pairs*2)*(d+6*time.Second) + 90*time.Second
 }
 
-// tuneScript is the tune step of the usb-nic script; $DIF is the device.
-func tuneScript(o Options) string {
-	args := []string{"/usr/bin/wirespeed", "tune", "apply", "--peer", nicHostAddr, "--json"}
+// tuneScript is the tune step of the usb-nic and usbdev scripts: $DIF is
+// the device, driver the one to wait for after a re-plug, peer the address
+// of the iperf3 server behind it.
+func tuneScript(o Options, driver, peer string) string {
+	args := []string{"/usr/bin/wirespeed", "tune", "apply", "--peer", peer, "--json"}
 	args = append(args, tuneArgs(o)...)
 	var q []string
 	for _, a := range args {
 		q = append(q, shellquote.Quote(a))
 	}
-	return guestScript("tune.sh", "@TUNE_APPLY@", strings.Join(q, " "))
+	return guestScript("tune.sh", "@TUNE_APPLY@", strings.Join(q, " "), "@DRIVER@", driver)
 }
 
 // tuneFiles are the run archive's extra files of a tune step: udevadm

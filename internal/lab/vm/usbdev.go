@@ -88,7 +88,7 @@ func init() {
 		},
 		Script:  devScript,
 		USBDev:  true,
-		MaxTime: benchTime,
+		MaxTime: tuneMaxTime,
 	}
 	scenarios["usbdev-stress"] = &Scenario{
 		Name: "usbdev-stress",
@@ -137,7 +137,7 @@ func devStressScript(o Options) string {
 func devScript(o Options) string {
 	d := deviceOf(o)
 	return guestScript("nic.sh", "@STAGE@", "usbdev-"+d, "@DRIVER@", deviceDrivers[d], "@DEVICE@", "usbdev "+d,
-		"@GUEST@", nicGuestAddr, "@HOST@", nicHostAddr, "@DUT_KNOBS@", dutKnobs(o, "DIF")) + benchCalls(o, nicHostAddr, "")
+		"@GUEST@", nicGuestAddr, "@HOST@", nicHostAddr, "@DUT_KNOBS@", dutKnobs(o, "DIF")) + nicLoad(o, deviceDrivers[d])
 }
 
 // socketDir holds the device processes' sockets.

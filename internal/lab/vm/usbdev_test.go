@@ -5,6 +5,7 @@ package vm
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,5 +46,46 @@ func TestUSBAttachArgs(t *testing.T) {
 	}
 	if a := (usbAttach{}).args("pc"); a != nil {
 		t.Errorf("nothing attached: %v", a)
+	}
+}
+
+// --tune on usbdev: tune apply against the host namespace's end of the
+// adapter after the bench, and the re-plug waits for the model's own
+// driver, not usb-nic's cdc_ether.
+func TestDevTuneStep(t *testing.T) {
+	for _, m := range DeviceModels() {
+		o := Options{Scenario: "usbdev", Device: m, Duration: 8e9, Streams: 10, Direction: "receive", Tune: "--pairs 3 -P 10"}
+		script := initScript(scenarios["usbdev"], o, nil)
+		drv := deviceDrivers[m]
+		for _, want := range []string{
+			"'/usr/bin/wirespeed' 'tune' 'apply' '--peer' '" + nicHostAddr + "' '--json' '--pairs' '3' '-P' '10' \"$DIF\"",
+			"DIF=$(ws_wait_driver " + drv + " 30) || { ws note \"no " + drv + " device after re-authorizing",
+			"ws_replug no-udevd",
+			"wirespeed tune revert --all",
+		} {
+			if !strings.Contains(script, want) {
+				t.Errorf("usbdev --device %s --tune: the script lacks %q", m, want)
+			}
+		}
+		if strings.Contains(script, "cdc_ether") || strings.Contains(script, "@DRIVER@") {
+			t.Errorf("usbdev --device %s --tune: the script names cdc_ether or keeps @DRIVER@", m)
+		}
+		if b, a := strings.Index(script, "wirespeed' 'bench'"), strings.Index(script, "'tune' 'apply'"); b < 0 || a < b {
+			t.Errorf("usbdev --device %s: the bench (at %d) does not come before tune apply (at %d)", m, b, a)
+		}
+		if sh, err := exec.LookPath("sh"); err == nil {
+			cmd := exec.Command(sh, "-n")
+			cmd.Stdin = strings.NewReader(script)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("usbdev --device %s --tune: the script does not parse: %v\n%s", m, err, out)
+			}
+		}
+		if got, want := scenarios["usbdev"].MaxTime(o), benchTime(o)+tuneTime(o); got != want {
+			t.Errorf("usbdev MaxTime with --tune = %v, want the bench's and tuneTime's %v", got, want)
+		}
+		o.Tune = ""
+		if s := initScript(scenarios["usbdev"], o, nil); strings.Contains(s, "tune apply") || !strings.Contains(s, "wirespeed' 'bench'") {
+			t.Errorf("usbdev --device %s without --tune does not run its bench alone", m)
+		}
 	}
 }

@@ -4,6 +4,7 @@ package vm
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -78,8 +79,8 @@ func (c *Config) validateBench(s *Scenario) error {
 	if c.Profile && s.NoBench {
 		return fmt.Errorf("--profile samples the bench runs; the %s scenario runs none", s.Name)
 	}
-	if c.Tune != "" && s.Name != "usb-nic" {
-		return fmt.Errorf("--tune runs in the usb-nic scenario only, not in %s", s.Name)
+	if c.Tune != "" && !slices.Contains(tuneScenarios, s.Name) {
+		return fmt.Errorf("--tune runs in the %s scenarios only, not in %s", strings.Join(tuneScenarios, " and "), s.Name)
 	}
 	if (c.Device != "" || len(c.DeviceArgs) > 0) && !s.USBDev {
 		return fmt.Errorf("--device and --device-args are the usbdev scenario's, not %s's", s.Name)

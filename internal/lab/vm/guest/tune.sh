@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=sh
-# The usb-nic scenario's tune step (tune.go's tuneScript; $DIF is the
-# device): tune apply, persist, two re-plugs, revert. @TUNE_APPLY@ is the
-# quoted 'wirespeed tune apply ...' command of --tune.
+# The usb-nic and usbdev scenarios' tune step (tune.go's tuneScript; $DIF
+# is the device, bound by @DRIVER@): tune apply, persist, two re-plugs,
+# revert. @TUNE_APPLY@ is the quoted 'wirespeed tune apply --peer ...'
+# command of --tune, its peer the host namespace's end of the adapter.
 
 ws_rps() {
   for f in /sys/class/net/"$1"/queues/rx-*/rps_cpus /sys/class/net/"$1"/queues/rx-*/rps_flow_cnt; do echo "$f=$(cat "$f")"; done
@@ -10,14 +11,14 @@ ws_rps() {
   echo "address=$(cat "/sys/class/net/$1/address")"
 }
 # ws_replug deauthorizes the USB device under $DIF and authorizes it again,
-# then waits for cdc_ether's new device (into DIF).
+# then waits for @DRIVER@'s new device (into DIF).
 ws_replug() {
   U=$(readlink -f "/sys/class/net/$DIF/device"); U=${U%/*}
   [ -f "$U/authorized" ] || { ws note "no authorized file above $DIF"; return 1; }
   echo 0 > "$U/authorized"; sleep 1
   [ -e "/sys/class/net/$DIF" ] && ws note "$DIF still there after deauthorizing ${U##*/}"
   echo 1 > "$U/authorized"
-  DIF=$(ws_wait_driver cdc_ether 30) || { ws note "no cdc_ether device after re-authorizing ${U##*/}"; return 1; }
+  DIF=$(ws_wait_driver @DRIVER@ 30) || { ws note "no @DRIVER@ device after re-authorizing ${U##*/}"; return 1; }
   echo "replug_$1=${U##*/} -> $DIF" >> /results/facts.txt
 }
 ws stage tune
