@@ -35,6 +35,12 @@
 #   ax-virt-rt-poll, ax-x86-rt-poll  the same: stock, ours (OURS_MODS*) and
 #              ours-poll (POLL_MODS, POLL_MODS_ARM64), for the receive cost of
 #              batched BQL reports from a BH work item vs from the NAPI poll.
+#   ax-virt-rt-tune  the same board and adapter, receive only: stock and
+#              ours (OURS_MODS_ARM64), each boot running 'wirespeed tune
+#              apply' after its bench (lab vm --tune TUNE, default '--pairs
+#              3 --direction receive -P 10 --duration 5s'), then persist,
+#              the re-plugs and revert (issue 42: tune's advice on this
+#              adapter);
 #   ax-virt-rt-cap  the same board: stock, ours (OURS_MODS_ARM64), ours-cap
 #              (the same with BQL's limit_max at CAP bytes, default 32004)
 #              and ours-perurb (PERURB_MODS_ARM64: the series that reported
@@ -58,6 +64,7 @@ poll=${POLL_MODS:-}
 poll64=${POLL_MODS_ARM64:-}
 perurb64=${PERURB_MODS_ARM64:-}
 cap=${CAP:-32004}
+tune=${TUNE:---pairs 3 --direction receive -P 10 --duration 5s}
 mkdir -p "$out"
 run() { # NAME ARGS...
 	name=$1
@@ -128,13 +135,19 @@ for ph in "$@"; do
 				case $v in ours) set -- "$@" --modules-dir "$ours64" ;; ours-cap) set -- "$@" --modules-dir "$ours64" --bql-max "$cap" ;; ours-perurb) set -- "$@" --modules-dir "${perurb64:?PERURB_MODS_ARM64}" ;; esac
 				run "ax-virt-rt-cap-$v-$i" "$@"
 			done ;;
+		ax-virt-rt-tune)
+			for v in stock ours; do
+				set -- usbdev --device ax88179 --device-args "--mbit 1000" --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 10 --direction receive --accel tcg --tune "$tune"
+				case $v in ours) set -- "$@" --modules-dir "$ours64" ;; esac
+				run "ax-virt-rt-tune-$v-$i" "$@"
+			done ;;
 		ax-x86-rt-poll)
 			for v in stock ours ours-poll; do
 				set -- usbdev --device ax88179 --device-args "--mbit 1000" -t 8s -P 10 --direction both --accel tcg-single
 				case $v in ours) set -- "$@" --modules-dir "$ours" ;; ours-poll) set -- "$@" --modules-dir "${poll:?POLL_MODS}" ;; esac
 				run "ax-x86-rt-poll-$v-$i" "$@"
 			done ;;
-		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt, ncm-virt-rt, ax-virt-rt, ax-x86-rt, ax-virt-rt-bql, ax-x86-rt-bql, ax-virt-rt-poll, ax-x86-rt-poll or ax-virt-rt-cap" >&2; exit 2 ;;
+		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt, ncm-virt-rt, ax-virt-rt, ax-x86-rt, ax-virt-rt-bql, ax-x86-rt-bql, ax-virt-rt-poll, ax-x86-rt-poll, ax-virt-rt-cap or ax-virt-rt-tune" >&2; exit 2 ;;
 		esac
 		i=$((i + 1))
 	done
