@@ -40,7 +40,7 @@
 #              apply' after its bench (lab vm --tune TUNE, default '--pairs
 #              3 --direction receive -P 10 --duration 5s'), then persist,
 #              the re-plugs and revert (issue 42: tune's advice on this
-#              adapter);
+#              adapter); VARIANTS: a subset of 'stock ours' for added boots;
 #   ax-virt-rt-cap  the same board: stock, ours (OURS_MODS_ARM64), ours-cap
 #              (the same with BQL's limit_max at CAP bytes, default 32004)
 #              and ours-perurb (PERURB_MODS_ARM64: the series that reported
@@ -136,7 +136,7 @@ for ph in "$@"; do
 				run "ax-virt-rt-cap-$v-$i" "$@"
 			done ;;
 		ax-virt-rt-tune)
-			for v in stock ours; do
+			for v in ${VARIANTS:-stock ours}; do
 				set -- usbdev --device ax88179 --device-args "--mbit 1000" --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 10 --direction receive --accel tcg --tune "$tune"
 				case $v in ours) set -- "$@" --modules-dir "$ours64" ;; esac
 				run "ax-virt-rt-tune-$v-$i" "$@"
