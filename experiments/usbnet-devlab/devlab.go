@@ -78,7 +78,13 @@ func tables(dir string) (map[string]string, error) {
 	// the runs of one directory each, a table per run
 	err := dirTables(dir, out, []dirTable{{hostileRuns, hostileTable}, {bootRuns, bootTable},
 		{cloneRuns, cloneTable}, {stressRuns, stressTable}})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	if err := tuneTables(dir, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // dirTable makes the table of each run directory present in runs (by
