@@ -5,6 +5,7 @@ package usbnetdevlab
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments/internal/kit"
@@ -38,7 +39,7 @@ func tuneTables(dir string, out map[string]string) error {
 			}
 			rows = append(rows, rs...)
 		}
-		out[id] = kit.Table([]string{"boot", "bench receive Mbit/s", "doctor's findings before tune",
+		out[id] = kit.Table([]string{"boot", "bench receive Mbit/s", "TX watchdog reports (dmesg)", "doctor's findings before tune",
 			"action", "value", "receive before (mean Mbit/s)", "receive after", "ratio (geo. mean of pairs)",
 			"per-pair ratios", "p (one-sided)", "verdict"}, rows)
 		t, err := replugTable(d, r.phase, boots)
@@ -99,6 +100,11 @@ func tuneRows(run, boot string) ([][]string, error) {
 	if ok {
 		bench = kit.F(side.mbit, 1)
 	}
+	dmesg, err := kit.ReadRaw(filepath.Join(run, "dmesg.txt"))
+	if err != nil {
+		return nil, err
+	}
+	stalls := strconv.Itoa(strings.Count(string(dmesg), "NETDEV WATCHDOG"))
 	var rep doctor.Report
 	if err := kit.ReadJSON(filepath.Join(run, "doctor-before.json"), &rep); err != nil {
 		return nil, err
@@ -115,7 +121,7 @@ func tuneRows(run, boot string) ([][]string, error) {
 	}
 	var rows [][]string
 	for _, t := range a.Trials {
-		row := []string{boot, bench, strings.Join(ids, ", "), t.Action.ID, t.Action.Value}
+		row := []string{boot, bench, stalls, strings.Join(ids, ", "), t.Action.ID, t.Action.Value}
 		if t.Goal == nil {
 			rows = append(rows, append(row, "-", "-", "-", "-", "-", string(t.Verdict)+": "+shortReason(t.Reason)))
 			continue
