@@ -20,7 +20,7 @@ var tuneRuns = map[string]struct {
 	dir, phase string
 	boots      []string // variant-rep
 }{
-	"tune-ax-virt-rt-7.3": {"tune-ax-7.3.4-2026-11-28", "ax-virt-rt-tune", []string{"stock-1", "stock-2", "ours-1"}},
+	"tune-ax-virt-rt-7.3": {"tune-ax-7.3.4-2026-11-28", "ax-virt-rt-tune", []string{"stock-1", "stock-2", "ours-1", "ours-2"}},
 }
 
 // tuneTables adds each tune run's verdict table to out.
