@@ -178,8 +178,8 @@ func (c *Config) validateStress(s *Scenario) error {
 	if err := checkTests(c.Tests); err != nil {
 		return err
 	}
-	if s.Selftests && c.Arch != hostArch() {
-		return fmt.Errorf("the selftests scenario runs on this host's architecture (%s) only so far, not %s (its Debian root and selftests are built for it)", hostArch(), c.Arch)
+	if s.Selftests && c.Arch == "arm64" && c.Machine != "virt" {
+		return fmt.Errorf("the selftests scenario's Debian root is a virtio disk on PCI: on arm64 it runs on --machine virt, not %s", c.Machine)
 	}
 	if s.Name == "boot" && c.Exec == "" && len(c.Load) == 0 {
 		c.Exec = "true"
