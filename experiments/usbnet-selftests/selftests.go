@@ -44,6 +44,7 @@ func tables(dir string) (map[string]string, error) {
 		return nil, err
 	}
 	out := map[string]string{}
+	byID := map[string][2]run{}
 	for _, f := range runs {
 		rd := filepath.Dir(filepath.Dir(f))
 		var rs [2]run
@@ -53,10 +54,82 @@ func tables(dir string) (map[string]string, error) {
 			}
 		}
 		id := filepath.Base(rd)
+		byID[id] = rs
 		out[id+"-tests"] = testsTable(rs)
 		out[id+"-cases"] = casesTable(rs)
 	}
+	for name, arches := range archTables {
+		if t, ok := archTable(arches, byID); ok {
+			out[name] = t
+		}
+	}
 	return out, nil
+}
+
+// archRuns are one architecture's runs of a kernel, oldest first: a test
+// program's result there is the newest run's that has it (a later pair
+// re-ran a few programs, or ran one on its own).
+type archRuns struct {
+	arch string
+	runs []string
+}
+
+// archTables are the tables that set architectures side by side, one
+// column pair (stock, ours) each.
+var archTables = map[string][]archRuns{
+	"7.3.4-by-arch": {
+		{"amd64", []string{"7.3.4-amd64-2026-11-28", "7.3.4-amd64-gro-2026-11-28", "7.3.4-amd64-modfix-2026-11-28", "7.3.4-amd64-modfix2-2026-11-28"}},
+		{"arm64", []string{"7.3.4-arm64-2026-11-28"}},
+	},
+}
+
+// archTable is one row per test program: for each architecture the
+// result and case counts of stock and ours, and the run they come from.
+// It is made only when every architecture has a run.
+func archTable(arches []archRuns, byID map[string][2]run) (string, bool) {
+	header := []string{"test"}
+	// from[a][test] is the run of architecture a that decides test
+	from := make([]map[string]string, len(arches))
+	seen := map[string]bool{}
+	var names []string
+	for i, a := range arches {
+		from[i] = map[string]string{}
+		for _, id := range a.runs {
+			rs, ok := byID[id]
+			if !ok {
+				continue
+			}
+			for _, n := range testNames(rs) {
+				from[i][n] = id
+				if !seen[n] {
+					seen[n] = true
+					names = append(names, n)
+				}
+			}
+		}
+		if len(from[i]) == 0 {
+			return "", false
+		}
+		header = append(header, a.arch+" stock", a.arch+" ours", a.arch+" run")
+	}
+	sort.Strings(names)
+	var rows [][]string
+	for _, n := range names {
+		row := []string{n}
+		for i := range arches {
+			id, ok := from[i][n]
+			if !ok {
+				row = append(row, "-", "-", "-")
+				continue
+			}
+			rs := byID[id]
+			sr, sc := counts(rs[0], n)
+			or, oc := counts(rs[1], n)
+			row = append(row, sr+" "+sc, or+" "+oc, id)
+		}
+		rows = append(rows, row)
+	}
+	return kit.Table(header, rows), true
 }
 
 // counts is "P/F/S/X" of a test's cases.

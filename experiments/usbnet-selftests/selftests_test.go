@@ -3,6 +3,7 @@
 package usbnetselftests
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,5 +40,42 @@ func TestTables(t *testing.T) {
 				t.Errorf("%s lacks %q:\n%s", id, w, out[id])
 			}
 		}
+	}
+}
+
+// The by-architecture table takes each program from the newest run of
+// its architecture that has it, and is made only when every
+// architecture has a run.
+func TestArchTable(t *testing.T) {
+	side := func(test, result string) run {
+		var r run
+		if err := json.Unmarshal([]byte(`{"tests":[{"test":"`+test+`","result":"`+result+`","cases":[{"name":"c","result":"`+result+`"}]}]}`), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	two := func(a, b run) [2]run { return [2]run{a, b} }
+	byID := map[string][2]run{
+		"a1": two(side("ping", "FAIL"), side("ping", "FAIL")),
+		"a2": two(side("ping", "PASS"), side("ping", "PASS")),
+		"b1": two(side("napi_id", "FAIL"), side("napi_id", "PASS")),
+	}
+	arches := []archRuns{{"amd64", []string{"a1", "a2"}}, {"arm64", []string{"b1"}}}
+	got, ok := archTable(arches, byID)
+	if !ok {
+		t.Fatal("no table with both architectures' runs present")
+	}
+	for _, w := range []string{
+		"| test | amd64 stock | amd64 ours | amd64 run | arm64 stock | arm64 ours | arm64 run |",
+		"| ping | PASS 1/0/0/0 | PASS 1/0/0/0 | a2 | - | - | - |",
+		"| napi_id | - | - | - | FAIL 0/1/0/0 | PASS 1/0/0/0 | b1 |",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("by-arch table lacks %q:\n%s", w, got)
+		}
+	}
+	delete(byID, "b1")
+	if got, ok := archTable(arches, byID); ok {
+		t.Errorf("a table without arm64's run:\n%s", got)
 	}
 }
