@@ -10,7 +10,8 @@ import (
 
 // stressRuns are the directories of usbdev-stress boots, by table id.
 var stressRuns = map[string]string{"stress-7.3": "stress-7.3.4-2026-11-28", "stress-rndis-ax-7.3": "stress2-7.3.4-2026-11-28",
-	"stress-staged-ax-kasan-7.3": "staged-ax-stress-kasan-7.3.4-2026-11-28"}
+	"stress-staged-ax-kasan-7.3": "staged-ax-stress-kasan-7.3.4-2026-11-28",
+	"stress-bqlwork-7.3":         "bqlwork-stress-7.3.4-2026-11-28", "stress-staged2-kasan-7.3": "staged2-stress-kasan-7.3.4-2026-11-28"}
 
 // stressTable: one row per boot (MODEL-SIDE): the verdict (vm.json ok:
 // console clean, the plug-ins seen, a ping after), what the guest counted
@@ -49,6 +50,6 @@ func stressTable(dir string) (string, error) {
 		rows = append(rows, []string{n, verdict, kit.F(facts["plugins_seen"], 0), kit.F(facts["stress_cycles"], 0),
 			kit.F(d.Stats.Replugs, 0), kit.F(d.Stats.Cancelled, 0), kit.F(d.Stats.InTransfers, 0), kit.F(d.Stats.OutTransfers, 0)})
 	}
-	return kit.Table([]string{"boot", "console clean, 30 new devices, ping after", "new devices the guest configured (unplugs and reloads)",
+	return kit.Table([]string{"boot", "console clean, every new device asked for (--cycles), ping after", "new devices the guest configured (unplugs and reloads)",
 		"guest cycles (flap, MTU, reload, none)", "device unplugs", "requests cancelled", "bulk IN answered", "bulk OUT taken"}, rows), nil
 }
