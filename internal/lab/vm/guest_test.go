@@ -84,3 +84,18 @@ func TestGuestPlaceholders(t *testing.T) {
 		}()
 	}
 }
+
+// A run on a kernel with kmemleak ends with a scan whose count of
+// suspects reaches facts.txt (the console guards never see kmemleak's
+// own report, which its thread prints every 10 minutes).
+func TestKmemleakScanAtEnd(t *testing.T) {
+	i := strings.Index(initLib, "finish() {")
+	if i < 0 || !strings.Contains(initLib[i:i+300], "\n  ws_kmemleak\n") {
+		t.Error("finish does not call ws_kmemleak")
+	}
+	for _, want := range []string{"echo scan > $k", `echo "kmemleak_suspects=$(grep -c '^unreferenced object' /results/kmemleak.txt)" >> /results/facts.txt`} {
+		if !strings.Contains(initLib, want) {
+			t.Errorf("lib.sh lacks %q", want)
+		}
+	}
+}

@@ -27,6 +27,7 @@ finish() {
     WS_OBS=
   fi
   [ "$1" = 0 ] && ws_doctor
+  ws_kmemleak
   ws stage send
   ws_send
   ws result "$1"
@@ -49,6 +50,19 @@ ws_doctor() {
     /usr/bin/wirespeed doctor --json --result $r > /results/doctor-result.json 2>> /results/doctor.err
     break
   done
+}
+# ws_kmemleak: on a kernel with kmemleak (the lab's KASAN kernel), one
+# scan at the end, its report in kmemleak.txt and the count of suspects in
+# facts.txt (kmemleak_suspects; its scanning thread reports to the console
+# only every 10 minutes, which no guard reads).
+ws_kmemleak() {
+  k=/sys/kernel/debug/kmemleak
+  [ -e $k ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+  [ -w $k ] || return 0
+  ws stage kmemleak
+  echo scan > $k 2>/dev/null
+  cat $k > /results/kmemleak.txt 2>/dev/null
+  echo "kmemleak_suspects=$(grep -c '^unreferenced object' /results/kmemleak.txt)" >> /results/facts.txt
 }
 ws_driver_of() { d=$(readlink "/sys/class/net/$1/device/driver" 2>/dev/null); echo "${d##*/}"; }
 ws_wait_driver() {
