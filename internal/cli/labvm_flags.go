@@ -14,6 +14,7 @@ import (
 // labVMFlags are 'lab vm's flags; set holds the names given.
 type labVMFlags struct {
 	dur, dir, steps, speed, threaded, rps, out, timeout          *string
+	gadgetFn                                                     *string
 	kver, kimg, kmods, mdir, exe, wsBin, cache                   *string
 	arch, machine, accel, appendArgs                             *string
 	tuneArgs, benchArgs, tests, device, deviceArgs               *string
@@ -35,6 +36,8 @@ func addLabVMFlags(fs *flag.FlagSet) *labVMFlags {
 	f.busRate = fs.Int("bus-rate", 0, "usb-gadget, bql, usbnet-stress: cap the dummy_hcd bus at MBIT Mbit/s (needs the lab dummy_hcd in --modules-dir: kernel/usbnet/build.sh --lab-bus)")
 	f.steps = fs.String("steps", "", "usbnet-stress: comma list of disruptions to take in turn (default "+strings.Join(vm.StressSteps, ",")+"); usbdev-stress: of "+strings.Join(vm.DevStressSteps, ",")+" (default all but loadflap)")
 	f.speed = fs.String("speed", "", "dummy_hcd link speed for usb-gadget and bql: super (default), high or full")
+	f.gadgetFn = fs.String("gadget-function", "", "usb-gadget, bql, usbnet-stress: the dummy_hcd loop's USB network function, "+strings.Join(vm.GadgetFunctionNames(), ", ")+
+		" (default ncm; the host drivers cdc_ncm, cdc_ether, cdc_eem, rndis_host, cdc_subset bind them)")
 	f.tunnels = fs.Int("tunnels", 4, "wireguard: tunnels (one iperf3 flow each)")
 	f.threaded = fs.String("threaded", "", "threaded NAPI on or off for the device under test (usb-gadget, bql, usb-nic, usbdev) or the WireGuard devices (default: the kernel's)")
 	f.bqlMax = fs.Int("bql-max", 0, "BQL's limit_max in `BYTES` for the device under test's transmit queues (same scenarios as --bql-min; default: the kernel's)")
@@ -92,7 +95,7 @@ func (f *labVMFlags) config(env Env, pos []string) (vm.Config, error) {
 		return vm.Config{}, err
 	}
 	cfg := vm.Config{
-		Options: vm.Options{Scenario: pos[0], Arch: *f.arch, Machine: *f.machine, Duration: d, Streams: *f.streams, Direction: *f.dir, Speed: *f.speed, Cycles: *f.cycles, CycleTime: *f.cycleTime, Steps: splitList(*f.steps), BusRate: *f.busRate, Tunnels: *f.tunnels, Threaded: *f.threaded, RPS: *f.rps, BQLMin: *f.bqlMin, BQLMax: *f.bqlMax,
+		Options: vm.Options{Scenario: pos[0], Arch: *f.arch, Machine: *f.machine, Duration: d, Streams: *f.streams, Direction: *f.dir, Speed: *f.speed, GadgetFunction: *f.gadgetFn, Cycles: *f.cycles, CycleTime: *f.cycleTime, Steps: splitList(*f.steps), BusRate: *f.busRate, Tunnels: *f.tunnels, Threaded: *f.threaded, RPS: *f.rps, BQLMin: *f.bqlMin, BQLMax: *f.bqlMax,
 			Load: f.loads, Exec: *f.exe, RawIperf3: *f.raw, NoPin: *f.noPin, BenchArgs: strings.Fields(*f.benchArgs), Tune: *f.tuneArgs, Profile: *f.profile,
 			Tests: splitList(*f.tests), Device: *f.device, DeviceArgs: strings.Fields(*f.deviceArgs)},
 		CacheDir: *f.cache, KernelRelease: *f.kver, KernelImage: *f.kimg, ModulesPath: *f.kmods, ModulesDir: *f.mdir,

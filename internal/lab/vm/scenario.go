@@ -32,6 +32,10 @@ type Options struct {
 	Direction string `json:"direction"`
 	// Speed of the dummy_hcd link: super, high or full (usb-gadget, bql).
 	Speed string `json:"speed,omitempty"`
+	// GadgetFunction is the dummy_hcd loop's USB network function
+	// (usb-gadget, bql, usbnet-stress): ncm ("" too), ecm, eem, rndis or
+	// subset (gadgetfn.go).
+	GadgetFunction string `json:"gadget_function,omitempty"`
 	// Tunnels is the wireguard scenario's knob.
 	Tunnels int `json:"tunnels,omitempty"`
 	// Threaded: "on", "off" or "" (the kernel's default) for the NAPI of
@@ -142,10 +146,8 @@ func benchTime(o Options) time.Duration {
 var scenarios = map[string]*Scenario{
 	"usb-gadget": {
 		Name:    "usb-gadget",
-		Summary: "dummy_hcd + configfs NCM gadget looped back to cdc_ncm (usbnet); the gadget side in its own namespace",
-		Modules: func(o Options) []string {
-			return []string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs"}
-		},
+		Summary: "dummy_hcd + configfs NCM gadget (or --gadget-function's) looped back to cdc_ncm (or its host driver, on usbnet); the gadget side in its own namespace",
+		Modules: func(o Options) []string { return gadgetModules(o) },
 		Params:  func(o Options) map[string]string { return map[string]string{"dummy_hcd": busParams(o, o.Speed)} },
 		Script:  func(o Options) string { return gadgetScript(o, false) },
 		MaxTime: benchTime,
@@ -153,9 +155,7 @@ var scenarios = map[string]*Scenario{
 	"bql": {
 		Name:    "bql",
 		Summary: "the NCM gadget link (super speed by default), slower than the host, so usbnet's TX queue fills; prio qdisc + prioritized probe under load",
-		Modules: func(o Options) []string {
-			return []string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs", "sch_prio"}
-		},
+		Modules: func(o Options) []string { return gadgetModules(o, "sch_prio") },
 		Params:  func(o Options) map[string]string { return map[string]string{"dummy_hcd": busParams(o, o.Speed)} },
 		Script:  func(o Options) string { return gadgetScript(o, true) },
 		MaxTime: benchTime,
@@ -228,7 +228,14 @@ func allModules(arch, machine string) []string {
 	var out []string
 	for _, n := range ScenarioNames() {
 		o := Options{Speed: "super", Arch: arch, Machine: machine}
-		for _, m := range append(append([]string(nil), machineOf(o).Platform...), scenarios[n].Modules(o)...) {
+		mods := append(append([]string(nil), machineOf(o).Platform...), scenarios[n].Modules(o)...)
+		if gadgetScenario(n) {
+			for _, f := range gadgetFunctions {
+				o.GadgetFunction = f.Name
+				mods = append(mods, scenarios[n].Modules(o)...)
+			}
+		}
+		for _, m := range mods {
 			if !seen[m] {
 				seen[m] = true
 				out = append(out, m)

@@ -63,7 +63,7 @@ func benchCalls(o Options, peer, prefix string, extra ...string) string {
 func gadgetScript(o Options, bql bool) string {
 	var b strings.Builder
 	b.WriteString(busRateCheck(o))
-	b.WriteString(guestScript("gadget.sh", "@PEER@", gadgetPeerAddr, "@HOST@", gadgetHostAddr, "@DUT_KNOBS@", dutKnobs(o, "HIF")))
+	b.WriteString(gadgetSetup(o))
 	var extra []string
 	if bql {
 		// A prio qdisc on the usbnet device: the probe goes to band 0 by its
@@ -80,6 +80,13 @@ func gadgetScript(o Options, bql bool) string {
 		b.WriteString(guestText("bql_end.sh"))
 	}
 	return b.String()
+}
+
+// gadgetSetup is gadget.sh for o: the loop of its gadget function, the
+// device under test's knobs set.
+func gadgetSetup(o Options) string {
+	vals := append([]string{"@PEER@", gadgetPeerAddr, "@HOST@", gadgetHostAddr, "@DUT_KNOBS@", dutKnobs(o, "HIF")}, gadgetVars(o)...)
+	return guestScript("gadget.sh", vals...)
 }
 
 // wireguardScript builds namespaces wga and wgb joined by a veth (the

@@ -72,7 +72,7 @@ func checkTests(tests []string) error {
 
 func selftestsScript(o Options) string {
 	return busRateCheck(o) +
-		guestScript("gadget.sh", "@PEER@", gadgetPeerAddr, "@HOST@", gadgetHostAddr, "@DUT_KNOBS@", dutKnobs(o, "HIF")) +
+		gadgetSetup(o) +
 		guestScript("selftests.sh", "@PEER@", gadgetPeerAddr, "@HOST@", gadgetHostAddr,
 			"@TESTS@", strings.Join(selftestList(o), " "), "@LIMIT@", strconv.Itoa(selftestLimit))
 }

@@ -41,10 +41,8 @@ func init() {
 	scenarios["usbnet-stress"] = &Scenario{
 		Name: "usbnet-stress",
 		Summary: "--cycles N of gadget rebind, link flap, MTU change, cdc_ncm/usbnet reload, runtime suspend/resume " +
-			"(a packet sent while asleep) under traffic, and runtime suspend with the link down, on the NCM loop at high speed",
-		Modules: func(o Options) []string {
-			return []string{"dummy_hcd", "libcomposite", "usb_f_ncm", "cdc_ncm", "configfs"}
-		},
+			"(a packet sent while asleep) under traffic, and runtime suspend with the link down, on the NCM loop (or --gadget-function's) at high speed",
+		Modules: func(o Options) []string { return gadgetModules(o) },
 		// dummy_hcd cannot suspend a SuperSpeed port: high speed, so the
 		// suspend cycles really suspend.
 		Params:  func(o Options) map[string]string { return map[string]string{"dummy_hcd": busParams(o, "high")} },
@@ -66,8 +64,9 @@ func cycles(o Options) int {
 func stressScript(o Options) string {
 	steps := o.Steps
 	if len(steps) == 0 {
-		steps = StressSteps
+		steps = stressSteps(o)
 	}
-	return busRateCheck(o) + guestScript("stress.sh", "@N@", strconv.Itoa(cycles(o)), "@STEPS@", strings.Join(steps, " "),
-		"@USBNET_STRESS@", usbnetStress)
+	vals := append([]string{"@N@", strconv.Itoa(cycles(o)), "@STEPS@", strings.Join(steps, " "),
+		"@USBNET_STRESS@", usbnetStress}, gadgetVars(o)...)
+	return busRateCheck(o) + guestScript("stress.sh", vals...)
 }

@@ -33,6 +33,9 @@ func (c *Config) Validate() error {
 	if err := c.validateStress(s); err != nil {
 		return err
 	}
+	if err := c.validateGadgetFunction(s); err != nil {
+		return err
+	}
 	return c.validateKernel()
 }
 

@@ -65,6 +65,11 @@ ws_kmemleak() {
   echo "kmemleak_suspects=$(grep -c '^unreferenced object' /results/kmemleak.txt)" >> /results/facts.txt
 }
 ws_driver_of() { d=$(readlink "/sys/class/net/$1/device/driver" 2>/dev/null); echo "${d##*/}"; }
+# the network devices and their drivers, for a failure's message: what
+# bound instead of the driver waited for
+ws_net_drivers() {
+  for n in /sys/class/net/*; do echo "${n##*/}=$(ws_driver_of "${n##*/}")"; done | tr '\n' ' '
+}
 ws_wait_driver() {
   i=0
   while [ $i -lt $(($2 * 10)) ]; do

@@ -3,11 +3,14 @@
 # Run inside stress.sh (stress.go); the guest gets what follows the empty line.
 
 # usbnet stress: the guest side of 'wirespeed lab vm usbnet-stress' (busybox
-# sh, after /ws/lib.sh; the scenario sets N, STEPS and SYSTEM_SUSPEND), on
-# the dummy_hcd + NCM gadget loop: N cycles, each under iperf3 traffic in
-# both directions, of one disruption in turn (STEPS names them, in order):
-#   unbind/rebind the gadget (the host's cdc_ncm device goes and comes back),
-#   link down/up, MTU change and back, cdc_ncm unload/reload (every other
+# sh, after /ws/lib.sh; the scenario sets N, STEPS and SYSTEM_SUSPEND, and
+# the gadget function: FUNC (its configfs name), FUNC_NAME, FUNC_MODULE, HOSTDRV (the
+# host's usbnet driver for it), VENDOR and PRODUCT), on the dummy_hcd
+# gadget loop (NCM and cdc_ncm by default): N cycles, each under iperf3
+# traffic in both directions, of one disruption in turn (STEPS names them,
+# in order):
+#   unbind/rebind the gadget (the host's $HOSTDRV device goes and comes back),
+#   link down/up, MTU change and back, $HOSTDRV unload/reload (every other
 #   time usbnet too), and runtime suspend/resume with a packet sent while the
 #   device sleeps (usbnet defers it and submits it at resume: the BQL path
 #   upstream crashed on); with SYSTEM_SUSPEND=1 also a system suspend
@@ -19,8 +22,11 @@
 # catches any WARNING, BUG, Oops, panic or lockup.
 #
 # The scenario loads dummy_hcd at high speed (dummy_hcd cannot suspend a
-# SuperSpeed port), libcomposite, usb_f_ncm and cdc_ncm from /lib/modules/ws.
+# SuperSpeed port), libcomposite, the function's usb_f_* and $HOSTDRV from
+# /lib/modules/ws.
 N=${N:-30}
+FUNC=${FUNC:-ncm.usb0} FUNC_NAME=${FUNC_NAME:-ncm} FUNC_MODULE=${FUNC_MODULE:-usb_f_ncm} HOSTDRV=${HOSTDRV:-cdc_ncm}
+VENDOR=${VENDOR:-0x1d6b} PRODUCT=${PRODUCT:-0x0104}
 STEPS=${STEPS:-rebind linkflap mtu reload suspend downsuspend}
 M=/lib/modules/ws
 G=/sys/kernel/config/usb_gadget/ws
@@ -37,14 +43,14 @@ die() {
 say() { echo "<4>stress: $*" > /dev/kmsg; echo "stress: $*"; }
 
 grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs configfs /sys/kernel/config
-mkdir -p $G/strings/0x409 $G/configs/c.1 $G/functions/ncm.usb0 || die "configfs gadget (libcomposite, usb_f_ncm loaded?)"
-echo 0x1d6b > $G/idVendor
-echo 0x0104 > $G/idProduct
+mkdir -p $G/strings/0x409 $G/configs/c.1 "$G/functions/$FUNC" || die "configfs gadget with $FUNC (libcomposite and $FUNC_MODULE loaded?)"
+echo "$VENDOR" > $G/idVendor
+echo "$PRODUCT" > $G/idProduct
 echo wirespeed > $G/strings/0x409/manufacturer
-echo "wirespeed NCM stress" > $G/strings/0x409/product
-# remote wakeup, so that cdc_ncm may autosuspend the link
+echo "wirespeed $FUNC_NAME stress" > $G/strings/0x409/product
+# remote wakeup, so that the host driver may autosuspend the link
 echo 0xa0 > $G/configs/c.1/bmAttributes
-ln -s $G/functions/ncm.usb0 $G/configs/c.1/ 2>/dev/null
+ln -s "$G/functions/$FUNC" $G/configs/c.1/ 2>/dev/null
 # shellcheck disable=SC2012 # UDC names are plain (dummy_udc.0)
 UDC=$(ls /sys/class/udc | head -n 1)
 [ -n "$UDC" ] || die "no UDC"
@@ -56,18 +62,18 @@ bind() {
 # The gadget's network device exists from the first bind on and survives
 # unbind/rebind; it lives in its own namespace.
 bind
-GIF=$(cat $G/functions/ncm.usb0/ifname)
+GIF=$(cat "$G/functions/$FUNC/ifname")
 /sbin/ip netns add gadget
 /sbin/ip link set "$GIF" netns gadget || die "move $GIF to the gadget namespace"
 /sbin/ip -n gadget link set lo up
 /sbin/ip -n gadget addr add $GADDR/30 dev "$GIF"
 /sbin/ip -n gadget link set "$GIF" up
 /sbin/ip netns exec gadget /usr/bin/iperf3 -s -D -B $GADDR
-host_up() { # find the (new) cdc_ncm device and give it its address
+host_up() { # find the (new) $HOSTDRV device and give it its address
 	# (lib.sh's helpers use $i: the cycle counter is $cyc)
 	t=0
 	while :; do
-		HIF=$(ws_wait_driver cdc_ncm 20) || die "no cdc_ncm device within 20 s"
+		HIF=$(ws_wait_driver "$HOSTDRV" 20) || die "no $HOSTDRV device within 20 s (the $FUNC_NAME function; bound: $(ws_net_drivers))"
 		/sbin/ip link set "$HIF" up 2>/dev/null && break
 		t=$((t + 1))
 		[ $t -lt 50 ] || die "cannot bring $HIF up"
@@ -208,18 +214,19 @@ while [ $cyc -lt "$N" ]; do
 		;;
 	reload)
 		traffic 3
-		unload cdc_ncm
+		unload "$HOSTDRV"
 		reload_usbnet=$((reload_usbnet + 1))
 		if [ $((reload_usbnet % 2)) -eq 0 ]; then
 			what=reload_usbnet
-			# cdc_ncm uses cdc_ether's helpers: it holds usbnet too
+			# cdc_ncm and rndis_host use cdc_ether's helpers: it
+			# holds usbnet too
 			holders=$(ls /sys/module/usbnet/holders)
 			for h in $holders; do unload "$h"; done
 			unload usbnet
 			insmod $M/usbnet.ko || die "insmod usbnet"
 			for h in $holders; do insmod "$M/$h.ko" || die "insmod $h"; done
 		fi
-		[ -d /sys/module/cdc_ncm ] || insmod $M/cdc_ncm.ko || die "insmod cdc_ncm"
+		[ -d "/sys/module/$HOSTDRV" ] || insmod "$M/$HOSTDRV.ko" || die "insmod $HOSTDRV"
 		quiet
 		;;
 	suspend)
