@@ -77,7 +77,8 @@ func tables(dir string) (map[string]string, error) {
 	}
 	// the runs of one directory each, a table per run
 	err := dirTables(dir, out, []dirTable{{hostileRuns, hostileTable}, {bootRuns, bootTable},
-		{cloneRuns, cloneTable}, {stressRuns, stressTable}, {eemCRCRuns, eemCRCTable}})
+		{cloneRuns, cloneTable}, {stressRuns, stressTable}, {eemCRCRuns, eemCRCTable},
+		{gadgetFnRuns, gadgetFnTable}})
 	if err != nil {
 		return nil, err
 	}
