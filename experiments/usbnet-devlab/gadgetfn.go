@@ -64,9 +64,13 @@ func gadgetFnRow(run string) ([]string, error) {
 	if err := kit.ReadJSON(filepath.Join(run, "vm.json"), &v); err != nil {
 		return nil, err
 	}
-	facts, err := readFactStrings(filepath.Join(run, "facts.txt"))
-	if err != nil {
-		return nil, err
+	facts := map[string]string{} // none when the boot stopped before init
+	if exists(filepath.Join(run, "facts.txt")) {
+		f, err := readFactStrings(filepath.Join(run, "facts.txt"))
+		if err != nil {
+			return nil, err
+		}
+		facts = f
 	}
 	verdict, mbit, cycles := "pass", "-", "-"
 	if v.Options.Scenario == "usb-gadget" {
