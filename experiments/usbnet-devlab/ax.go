@@ -29,6 +29,7 @@ var axRuns = map[string]struct {
 	"bqlfix2-ax-virt-rt-7.3": {"bqlfix2-7.3.4-2026-11-28", "ax-virt-rt-bql", []string{"stock", "ours", "ours-bql"}, false},
 	"bqlpoll-ax-virt-rt-7.3": {"bqlpoll-7.3.4-2026-11-28", "ax-virt-rt-poll", []string{"stock", "ours", "ours-poll"}, false},
 	"bqlcap-ax-virt-rt-7.3":  {"bqlcap-7.3.4-2026-11-28", "ax-virt-rt-cap", []string{"stock", "ours", "ours-cap", "ours-perurb"}, false},
+	"six12-ax-x86-6.12":      {"six12-ax-6.12.117-2026-11-28", "ax", []string{"stock", "ours"}, true},
 }
 
 // axInsideRuns are the axRuns whose receive side is also tabled from the

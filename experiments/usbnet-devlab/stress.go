@@ -11,7 +11,8 @@ import (
 // stressRuns are the directories of usbdev-stress boots, by table id.
 var stressRuns = map[string]string{"stress-7.3": "stress-7.3.4-2026-11-28", "stress-rndis-ax-7.3": "stress2-7.3.4-2026-11-28",
 	"stress-staged-ax-kasan-7.3": "staged-ax-stress-kasan-7.3.4-2026-11-28",
-	"stress-bqlwork-7.3":         "bqlwork-stress-7.3.4-2026-11-28", "stress-staged2-kasan-7.3": "staged2-stress-kasan-7.3.4-2026-11-28"}
+	"stress-bqlwork-7.3":         "bqlwork-stress-7.3.4-2026-11-28", "stress-staged2-kasan-7.3": "staged2-stress-kasan-7.3.4-2026-11-28",
+	"stress-six12-6.12": "six12-stress-6.12.117-2026-11-28"}
 
 // stressTable: one row per boot (MODEL-SIDE): the verdict (vm.json ok:
 // console clean, the plug-ins seen, a ping after), what the guest counted
