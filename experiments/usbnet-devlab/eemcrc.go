@@ -24,19 +24,11 @@ func eemCRCTable(dir string) (string, error) {
 	}
 	var rows [][]string
 	for _, n := range names {
-		run := filepath.Join(dir, n)
-		ok, err := kit.VMOK(run)
-		if err != nil {
-			return "", err
-		}
-		facts, err := readFacts(filepath.Join(run, "facts.txt"))
-		if err != nil {
-			return "", err
-		}
 		var d struct {
 			Model map[string]float64 `json:"model"`
 		}
-		if err := kit.ReadJSON(filepath.Join(run, "usbdev.json"), &d); err != nil {
+		ok, facts, err := readBoot(filepath.Join(dir, n), &d)
+		if err != nil {
 			return "", err
 		}
 		frames, aggs, crc := d.Model["frames_to_host"], d.Model["aggregates_to_host"], d.Model["eem_crc_real"]

@@ -24,15 +24,6 @@ func stressTable(dir string) (string, error) {
 	}
 	var rows [][]string
 	for _, n := range names {
-		run := filepath.Join(dir, n)
-		ok, err := kit.VMOK(run)
-		if err != nil {
-			return "", err
-		}
-		facts, err := readFacts(filepath.Join(run, "facts.txt"))
-		if err != nil {
-			return "", err
-		}
 		var d struct {
 			Stats struct {
 				Replugs      float64 `json:"replugs"`
@@ -41,7 +32,8 @@ func stressTable(dir string) (string, error) {
 				OutTransfers float64 `json:"out_transfers"`
 			} `json:"stats"`
 		}
-		if err := kit.ReadJSON(filepath.Join(run, "usbdev.json"), &d); err != nil {
+		ok, facts, err := readBoot(filepath.Join(dir, n), &d)
+		if err != nil {
 			return "", err
 		}
 		verdict := "pass"
@@ -53,4 +45,16 @@ func stressTable(dir string) (string, error) {
 	}
 	return kit.Table([]string{"boot", "console clean, every new device asked for (--cycles), ping after", "new devices the guest configured (unplugs and reloads)",
 		"guest cycles (flap, MTU, reload, none)", "device unplugs", "requests cancelled", "bulk IN answered", "bulk OUT taken"}, rows), nil
+}
+
+// readBoot reads one boot of the device lab: vm.json's verdict, the
+// guest's numeric facts and the device process's usbdev.json into dev.
+func readBoot(run string, dev any) (ok bool, facts map[string]float64, err error) {
+	if ok, err = kit.VMOK(run); err != nil {
+		return false, nil, err
+	}
+	if facts, err = readFacts(filepath.Join(run, "facts.txt")); err != nil {
+		return false, nil, err
+	}
+	return ok, facts, kit.ReadJSON(filepath.Join(run, "usbdev.json"), dev)
 }
