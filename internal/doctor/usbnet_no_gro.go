@@ -66,6 +66,11 @@ func checkUSBNet(in *Input) ([]Finding, []Skipped) {
 			f.Unchecked = append(f.Unchecked, "how many packets take this path now: needs --observe")
 		}
 		f.Fix = usbnetFix(in.Snap, d)
+		if groBlockedDrivers[d.Driver] {
+			no := d.Driver + " raises the device's hard_header_len for a transmit header of its own, and GRO compares that many bytes of every packet's headers when it is not 14, so segments of one flow never match: on this driver GRO merges nothing, with wirespeed's module too (read from the kernel's net/core/gro.c and drivers/net/usb; seen in wirespeed's lab for rndis_host and cdc_eem)."
+			f.Why += " " + no
+			f.Fix.Caveat += " The module still moves " + d.Driver + " to NAPI (a budget, threaded polling), but " + no
+		}
 		f.Unchecked = append(f.Unchecked, distroAssumed(hostDistroOf(in.Snap))...)
 		out = append(out, f)
 	}
@@ -114,6 +119,15 @@ func usbnetFix(s *inspect.Snapshot, d *inspect.Device) *Fix {
 	}
 	return fix
 }
+
+// groBlockedDrivers raise their netdev's hard_header_len for a transmit
+// header of their own (Linux 7.3.4's drivers/net/usb; needed_headroom is
+// the kernel's field for that). gro_list_prepare() compares
+// hard_header_len bytes from the MAC header when it is not ETH_HLEN, which
+// takes in the IPv4 ID and checksum, so no two segments of a flow match.
+var groBlockedDrivers = map[string]bool{"rndis_host": true, "cdc_eem": true, "kalmia": true, "sierra_net": true,
+	"smsc95xx": true, "smsc75xx": true, "dm9601": true, "sr9700": true, "int51x1": true, "net1080": true,
+	"gl620a": true, "zaurus": true}
 
 // cellularDrivers are usbnet minidrivers of cellular modems: their rate is
 // the radio's, and they report no link speed.

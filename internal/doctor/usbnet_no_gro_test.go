@@ -41,6 +41,8 @@ var usbnetNoGroCases = addCases("usbnet-no-gro", []ruleCase{
 			d.Datapath.OwnNAPI = inspect.Tri{State: datapath.Yes}
 			d.Datapath.RXPath = datapath.NAPIPath(datapath.Yes, datapath.Softirq)
 		}},
+	{name: "smsc95xx (the Pi 3 B's own port): GRO cannot merge there, module or not", fixture: "rpi4-ax88179", id: "usbnet-no-gro", fire: true, sev: Warn,
+		change: func(t *testing.T, in *Input) { dev(t, in.Snap, "eth1").Driver = "smsc95xx" }, text: "on this driver GRO merges nothing"},
 	{name: "virtio with NAPI + GRO is no usbnet", fixture: "firecracker-host", id: "usbnet-no-gro"},
 	{name: "wireguard is no usbnet", fixture: "wg-gateway-16", id: "usbnet-no-gro"},
 	{name: "Pi 3 guest: usbnet on Debian's arm64 6.12 gets the module", fixture: "vm-rpi3-usb-nic", id: "usbnet-no-gro", fire: true, sev: Warn,
@@ -116,5 +118,17 @@ func TestUsbnetSeverityByRate(t *testing.T) {
 	g2, _ := findings(t, "lte-qmi-wwan", nil)
 	if g1["usbnet-no-gro"].Impact <= g2["usbnet-no-gro"].Impact || g2["usbnet-no-gro"].Severity != Info {
 		t.Errorf("gigabit ax88179 %s/%d vs LTE modem %s/%d", g1["usbnet-no-gro"].Severity, g1["usbnet-no-gro"].Impact, g2["usbnet-no-gro"].Severity, g2["usbnet-no-gro"].Impact)
+	}
+}
+
+// The GRO caveat is for the drivers that raise hard_header_len, not for
+// ax88179_178a or cdc_ncm, whose segments GRO merges (the device lab).
+func TestUsbnetGROCaveatOnlyWhereGROCannotMerge(t *testing.T) {
+	for drv, want := range map[string]bool{"ax88179_178a": false, "cdc_ncm": false, "rndis_host": true, "smsc95xx": true} {
+		got, _ := findings(t, "rpi4-ax88179", func(in *Input) { dev(t, in.Snap, "eth1").Driver = drv })
+		f := got["usbnet-no-gro"]
+		if has := strings.Contains(f.Why, "GRO merges nothing") && f.Fix != nil && strings.Contains(f.Fix.Caveat, "GRO merges nothing"); has != want {
+			t.Errorf("%s: the GRO caveat in why and fix %v, want %v", drv, has, want)
+		}
 	}
 }
