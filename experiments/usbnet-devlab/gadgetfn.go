@@ -14,8 +14,9 @@ import (
 // gadgetFnRuns are the directories of the gadget loop's boots with each
 // --gadget-function (FUNCTION-SIDE[-stress]), by table id.
 var gadgetFnRuns = map[string]string{
-	"gadgetfn-7.3":       "gadgetfn-7.3.4-2026-11-28",
-	"gadgetfn-kasan-7.3": "gadgetfn-kasan-7.3.4-2026-11-28",
+	"gadgetfn-7.3":        "gadgetfn-7.3.4-2026-11-28",
+	"gadgetfn-kasan-7.3":  "gadgetfn-kasan-7.3.4-2026-11-28",
+	"gadgetfn-kasan2-7.3": "gadgetfn-kasan2-7.3.4-2026-11-28",
 }
 
 var stressDoneRe = regexp.MustCompile(`stress: (\d+) cycles done`)
