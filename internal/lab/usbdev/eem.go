@@ -39,8 +39,6 @@ const (
 	eemCmdShift  = 11
 	eemSentinel  = 0xdeadbeef
 	eemMinData   = 14 + eemCRCLen // an Ethernet header and the CRC: cdc_eem drops shorter ones
-	// eemMaxOut is the largest transfer the device takes from the host.
-	eemMaxOut = 16384
 
 	eemEcho, eemEchoResponse, eemSuspendHint, eemResponseHint, eemResponseDone, eemTickle = 0, 1, 2, 3, 4, 5
 
