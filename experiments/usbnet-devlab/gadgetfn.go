@@ -18,6 +18,7 @@ var gadgetFnRuns = map[string]string{
 	"gadgetfn-kasan-7.3":  "gadgetfn-kasan-7.3.4-2026-11-28",
 	"gadgetfn-kasan2-7.3": "gadgetfn-kasan2-7.3.4-2026-11-28",
 	"gadgetfn-kasan3-7.3": "gadgetfn-kasan3-7.3.4-2026-11-28",
+	"gadgetfn-kasan4-7.3": "gadgetfn-kasan4-7.3.4-2026-11-28",
 }
 
 var stressDoneRe = regexp.MustCompile(`stress: (\d+) cycles done`)
