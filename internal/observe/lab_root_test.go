@@ -199,7 +199,12 @@ func checkSoftirqs(t *testing.T, ob observed) {
 			continue
 		}
 		want := ob.netRX[c.CPU]
-		if c.NetRX > want || !within(c.NetRX, want, 0.05, 200) {
+		// The kernel counts a softirq in /proc/softirqs just before its
+		// softirq_entry tracepoint fires: one that starts while the
+		// "before" snapshot is read on another CPU is in the snapshot and
+		// in BPF's count too. So BPF may be ahead by one per window edge,
+		// never by more (seen: 87746 against 87745).
+		if c.NetRX > want+2 || !within(c.NetRX, want, 0.05, 200) {
 			t.Errorf("cpu%d: BPF counted %d NET_RX softirqs, /proc/softirqs says %d", c.CPU, c.NetRX, want)
 		}
 	}
