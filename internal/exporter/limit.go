@@ -22,12 +22,18 @@ import (
 // Here a connection that is not being served is closed to make room, so a
 // scrape gets in at once: the oldest idle between requests first, then the
 // oldest that has sent nothing yet (or is in its TLS handshake), then the
-// oldest still sending its request or waiting for its basic auth check.
-// A scrape on its way in (handshake, header, auth: milliseconds) is thus
-// young and in the last class, behind every idle and silent connection.
-// Only when every slot is serving a request is the new connection closed
-// instead. A connection counts as served while the handler runs for it
-// (markServing); its state is the http.Server's (trackState).
+// oldest still sending its request or waiting for its basic auth check,
+// and last of all a connection the handler has served before (a request
+// that passed the auth check: a scraper's keep-alive connection). A
+// scrape on its way in (handshake, header, auth: milliseconds) is thus
+// young and behind every idle and silent connection; and a flood that
+// never authenticates does not close the scraper's connection between
+// its scrapes, which would race with the next request sent on it (the
+// client finds the connection closed after writing to it: an HTTP/2
+// client does not retry that). Only when every slot is serving a request
+// is the new connection closed instead. A connection counts as served
+// while the handler runs for it (markServing); its state is the
+// http.Server's (trackState).
 type limitListener struct {
 	net.Listener
 	max int
@@ -49,6 +55,7 @@ type limitConn struct {
 	l       *limitListener
 	elem    *list.Element // nil once it no longer counts
 	serving atomic.Int32  // handlers running for it (HTTP/2: several)
+	served  atomic.Bool   // a handler has run for it (past the auth check)
 	state   atomic.Int32  // its http.ConnState
 }
 
@@ -85,19 +92,22 @@ func (l *limitListener) Accept() (net.Conn, error) {
 // oldestNotServing is the connection to close for a new one, of those no
 // handler runs for: the oldest idle one, else the oldest new one, else the
 // oldest active one (reading a request, or in the auth check before the
-// handler); l.mu held.
+// handler) - each of these among the connections no handler has served
+// yet -, else the oldest a handler has served before; l.mu held.
 func (l *limitListener) oldestNotServing() *limitConn {
-	var pick [3]*limitConn // idle, new, active
+	var pick [4]*limitConn // idle, new, active, served before
 	for e := l.conns.Front(); e != nil; e = e.Next() {
 		c := e.Value.(*limitConn)
 		if c.serving.Load() != 0 {
 			continue
 		}
 		i := 2
-		switch http.ConnState(c.state.Load()) {
-		case http.StateIdle:
+		switch {
+		case c.served.Load():
+			i = 3
+		case http.ConnState(c.state.Load()) == http.StateIdle:
 			i = 0
-		case http.StateNew:
+		case http.ConnState(c.state.Load()) == http.StateNew:
 			i = 1
 		}
 		if pick[i] == nil {
@@ -172,6 +182,7 @@ func markServing(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if lc, ok := r.Context().Value(limitConnKey{}).(*limitConn); ok {
 			lc.serving.Add(1)
+			lc.served.Store(true)
 			defer lc.serving.Add(-1)
 		}
 		h.ServeHTTP(w, r)

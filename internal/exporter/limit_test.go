@@ -132,6 +132,64 @@ func TestLimitListenerOrder(t *testing.T) {
 	}
 }
 
+// TestLimitListenerKeepsServed: a connection the handler has served before
+// (a request past the auth check: a scraper's keep-alive connection), idle
+// and the oldest, is closed only after every idle, new or active one that
+// was never served - a flood that never authenticates cannot close it
+// between two scrapes.
+func TestLimitListenerKeepsServed(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	l := newLimitListener(inner, 3, log.New(io.Discard, "", 0))
+	var conns []*limitConn
+	served := markServing(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	accept := func() {
+		t.Helper()
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		s, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		conns = append(conns, s.(*limitConn))
+	}
+	for i := 0; i < 6; i++ {
+		accept()
+		if i == 2 { // the oldest served once, now idle; the others idle and active, never served
+			r, _ := http.NewRequestWithContext(withLimitConn(t.Context(), conns[0]), "GET", "/metrics", nil)
+			served.ServeHTTP(nil, r)
+			trackState(conns[0], http.StateIdle)
+			trackState(conns[1], http.StateIdle)
+			trackState(conns[2], http.StateActive)
+		}
+	}
+	// the 4th evicted the idle 2nd, the 5th the silent 4th, the 6th the
+	// silent 5th; the served 1st stays
+	states := "served-idle, idle, active, new, new, new"
+	for i, want := range []bool{true, false, true, false, false, true} {
+		if got := conns[i].elem != nil; got != want {
+			t.Errorf("connection %d (%s) still counted: %v, want %v", i+1, states, got, want)
+		}
+	}
+	// with the others serving a request, the served 1st goes last
+	conns[2].serving.Add(1)
+	conns[5].serving.Add(1)
+	accept()
+	if conns[0].elem != nil || conns[6].elem == nil {
+		t.Errorf("with every other slot serving, a 7th connection did not replace the served-before idle one")
+	}
+	if conns[0].serving.Load() != 0 {
+		t.Errorf("markServing left the connection counted as serving")
+	}
+}
+
 // TestThrottledWriter: the server's error log passes one line per interval
 // and says how many it left out.
 func TestThrottledWriter(t *testing.T) {

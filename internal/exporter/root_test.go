@@ -191,7 +191,8 @@ func startPrometheus(t *testing.T, prom, cfg string) (string, *lockedBuffer) {
 	}
 	web := freePort(t)
 	pcmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+web)
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+web,
+		"--log.level=debug") // a failed scrape's error is logged at debug level
 	plog := &lockedBuffer{}
 	pcmd.Stdout, pcmd.Stderr = plog, plog
 	if err := pcmd.Start(); err != nil {

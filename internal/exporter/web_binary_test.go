@@ -80,6 +80,9 @@ func TestPrometheusScrapesOverTLS(t *testing.T) {
 		t.Logf("%s = %s", q, s)
 		if err != nil || !want(f) {
 			t.Errorf("%s = %s", q, s)
+			if strings.HasPrefix(q, "min_over_time(up") {
+				t.Errorf("the failed scrapes, as prometheus logged them:\n%s", grepLines(plog.String(), "Scrape failed"))
+			}
 		}
 	}
 	checkRulesEvaluate(t, web)
