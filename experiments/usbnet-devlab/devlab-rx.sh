@@ -46,6 +46,15 @@
 #              and ours-perurb (PERURB_MODS_ARM64: the series that reported
 #              each TX URB to BQL alone), for what BQL's limit on the ACK
 #              stream does to receive.
+#   mbim-x86-rt, mbim-virt-rt  the emulated MBIM modem (cdc_mbim, raw IP on
+#              a tun), unpaced, receive -P 4, the pc guest (tcg-single) and the
+#              arm64 virt board (tcg, 4 vCPUs): stock, ours (OURS_MODS*) and
+#              ours-staged (STAGED_MODS, STAGED_MODS_ARM64: the series with
+#              staging/7.x-frags' cdc_mbim and ax88179_178a patches), for the
+#              staged cdc_mbim patch's receive figures (issue 41);
+#   ax-virt-rt-staged  the AX88179 at 1000 Mbit/s on the virt board, receive
+#              -P 10: the same three, for the staged ax88179_178a patch
+#              (issue 42).
 # FIRST: the first rep's number (default 1), to add reps to a run.
 # OURS_MODS (amd64) and OURS_MODS_ARM64: the series' modules for KVER.
 # Write OUT_DIR/PLAN.md before running. Tables: experiments/usbnet-devlab.
@@ -64,6 +73,8 @@ poll=${POLL_MODS:-}
 poll64=${POLL_MODS_ARM64:-}
 perurb64=${PERURB_MODS_ARM64:-}
 cap=${CAP:-32004}
+staged=${STAGED_MODS:-}
+staged64=${STAGED_MODS_ARM64:-}
 tune=${TUNE:---pairs 3 --direction receive -P 10 --duration 5s}
 mkdir -p "$out"
 run() { # NAME ARGS...
@@ -147,7 +158,25 @@ for ph in "$@"; do
 				case $v in ours) set -- "$@" --modules-dir "$ours" ;; ours-poll) set -- "$@" --modules-dir "${poll:?POLL_MODS}" ;; esac
 				run "ax-x86-rt-poll-$v-$i" "$@"
 			done ;;
-		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt, ncm-virt-rt, ax-virt-rt, ax-x86-rt, ax-virt-rt-bql, ax-x86-rt-bql, ax-virt-rt-poll, ax-x86-rt-poll, ax-virt-rt-cap or ax-virt-rt-tune" >&2; exit 2 ;;
+		mbim-x86-rt)
+			for v in stock ours ours-staged; do
+				set -- usbdev --device mbim -t 8s -P 4 --direction receive --accel tcg-single
+				case $v in ours) set -- "$@" --modules-dir "$ours" ;; ours-staged) set -- "$@" --modules-dir "${staged:?STAGED_MODS}" ;; esac
+				run "mbim-x86-rt-$v-$i" "$@"
+			done ;;
+		mbim-virt-rt)
+			for v in stock ours ours-staged; do
+				set -- usbdev --device mbim --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 4 --direction receive --accel tcg
+				case $v in ours) set -- "$@" --modules-dir "$ours64" ;; ours-staged) set -- "$@" --modules-dir "${staged64:?STAGED_MODS_ARM64}" ;; esac
+				run "mbim-virt-rt-$v-$i" "$@"
+			done ;;
+		ax-virt-rt-staged)
+			for v in stock ours ours-staged; do
+				set -- usbdev --device ax88179 --device-args "--mbit 1000" --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 10 --direction receive --accel tcg
+				case $v in ours) set -- "$@" --modules-dir "$ours64" ;; ours-staged) set -- "$@" --modules-dir "${staged64:?STAGED_MODS_ARM64}" ;; esac
+				run "ax-virt-rt-staged-$v-$i" "$@"
+			done ;;
+		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt, ncm-virt-rt, ax-virt-rt, ax-x86-rt, ax-virt-rt-bql, ax-x86-rt-bql, ax-virt-rt-poll, ax-x86-rt-poll, ax-virt-rt-cap, ax-virt-rt-tune, mbim-x86-rt, mbim-virt-rt or ax-virt-rt-staged" >&2; exit 2 ;;
 		esac
 		i=$((i + 1))
 	done

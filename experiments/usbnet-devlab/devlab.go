@@ -57,6 +57,19 @@ func tables(dir string) (map[string]string, error) {
 			return nil, err
 		}
 	}
+	for id, r := range stagedRuns {
+		d := filepath.Join(dir, "data", r.dir)
+		if !exists(d) {
+			continue
+		}
+		var err error
+		if out[id], err = stagedTable(d, r.phase); err != nil {
+			return nil, err
+		}
+		if out[id+"-reps"], err = stagedRepsTable(d, r.phase); err != nil {
+			return nil, err
+		}
+	}
 	for _, id := range axInsideRuns {
 		r := axRuns[id]
 		d := filepath.Join(dir, "data", r.dir)
