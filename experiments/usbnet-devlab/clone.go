@@ -15,7 +15,7 @@ import (
 // cloneRuns are the directories of the batched clone runs (issue 39: GRO
 // fed clones of one URB skb), by table id.
 var cloneRuns = map[string]string{"clone-batch-7.3": "clone-batch-7.3.4-2026-11-28",
-	"clone-burst-7.3": "clone-burst-7.3.4-2026-11-28"}
+	"clone-burst-7.3": "clone-burst-7.3.4-2026-11-28", "clone-headroom-7.3": "clone-headroom-7.3.4-2026-11-28"}
 
 // cloneTable: one row per boot - the verdict and the console guards
 // hit, the device's frames per transfer, what GRO did with the device's
@@ -56,6 +56,8 @@ func cloneRow(run string) ([]string, error) {
 		OK     bool `json:"ok"`
 		Guards []struct {
 			Guard string `json:"guard"`
+			Fatal bool   `json:"fatal"`
+			Text  string `json:"text"`
 		} `json:"guards"`
 	}
 	if err := kit.ReadJSON(filepath.Join(run, "vm.json"), &v); err != nil {
@@ -67,6 +69,11 @@ func cloneRow(run string) ([]string, error) {
 	}
 	var hits []string
 	for _, g := range v.Guards {
+		if g.Fatal { // the line that stopped the boot, without its timestamp
+			_, text, _ := strings.Cut(g.Text, "] ")
+			hits = append(hits, g.Guard+" ("+text+")")
+			continue
+		}
 		hits = append(hits, g.Guard)
 	}
 	var dev struct {
@@ -78,6 +85,10 @@ func cloneRow(run string) ([]string, error) {
 	perXfer := "-"
 	if a := dev.Model["aggregates_to_host"]; a > 0 {
 		perXfer = kit.F(dev.Model["frames_to_host"]/a, 2)
+	}
+	if _, err := kit.Stat(filepath.Join(run, "facts.txt")); err != nil && !v.OK {
+		// the boot stopped before the guest wrote its facts
+		return []string{verdict + " (stopped)", strings.Join(hits, ", "), perXfer, "-", "-", "-", "-", "-", "-"}, nil
 	}
 	facts, err := readFactStrings(filepath.Join(run, "facts.txt"))
 	if err != nil {
