@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/experiments/internal/kit"
@@ -14,8 +15,9 @@ import (
 // bootRuns are directories of single boots (one per model, kernel and
 // side), by table id: what bound, and what passed each way.
 var bootRuns = map[string]string{
-	"functional": "functional-2026-11-28",
-	"clone-7.3":  "clone-kasan-7.3.4-2026-11-28",
+	"functional":    "functional-2026-11-28",
+	"clone-7.3":     "clone-kasan-7.3.4-2026-11-28",
+	"functional-6x": "functional-6x-2026-11-28",
 }
 
 // bootTable: one row per boot directory: the verdict (vm.json ok: the
@@ -29,14 +31,35 @@ func bootTable(dir string) (string, error) {
 	}
 	var rows [][]string
 	var names []string
+	dirs := map[string]bool{}
 	for _, e := range ents {
 		if e.IsDir() {
 			names = append(names, e.Name())
+			dirs[e.Name()] = true
+		}
+	}
+	// a boot refused before the VM started leaves only its console, NAME.txt
+	for _, e := range ents {
+		n, ok := strings.CutSuffix(e.Name(), ".txt")
+		if ok && !e.IsDir() && n != "runs" && !dirs[n] {
+			names = append(names, n)
 		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
 		run := filepath.Join(dir, n)
+		if !dirs[n] {
+			b, err := kit.ReadRaw(run + ".txt")
+			if err != nil {
+				return "", err
+			}
+			last := strings.TrimSpace(string(b))
+			if i := strings.LastIndex(last, "\n"); i >= 0 {
+				last = last[i+1:]
+			}
+			rows = append(rows, []string{n, "FAIL (not booted: " + strings.TrimPrefix(last, "wirespeed lab: ") + ")", "-", "-", "-", "-", "-", "", "-"})
+			continue
+		}
 		var v struct {
 			OK     bool `json:"ok"`
 			Kernel struct {
@@ -77,13 +100,26 @@ func bootTable(dir string) (string, error) {
 			hits = append(hits, g.Guard)
 		}
 		rows = append(rows, []string{n, verdict, v.Kernel.Release, facts["dut_driver"], facts["usb_speed"],
-			mbit["send"], mbit["receive"], strings.Join(hits, ", ")})
+			mbit["send"], mbit["receive"], strings.Join(hits, ", "), eventRingFull(run)})
 	}
 	if len(rows) == 0 {
 		return "", fmt.Errorf("%s: no boots", dir)
 	}
 	return kit.Table([]string{"boot", "verdict", "guest kernel", "driver bound", "USB speed", "send Mbit/s",
-		"receive Mbit/s", "console guards hit"}, rows), nil
+		"receive Mbit/s", "console guards hit", "xHCI event ring full (dmesg)"}, rows), nil
+}
+
+// eventRingFull counts the guest's "unknown event type 37" lines: QEMU's
+// xHCI reports a full event ring with a Host Controller Event (type 37),
+// which Linux's xhci-hcd does not know, and drops the completions it had
+// no room for - where a real controller stops until the ring has room.
+// "-" when the boot kept no dmesg.
+func eventRingFull(run string) string {
+	b, err := kit.ReadRaw(filepath.Join(run, "dmesg.txt"))
+	if err != nil {
+		return "-"
+	}
+	return strconv.Itoa(strings.Count(string(b), "unknown event type 37"))
 }
 
 // readFactStrings reads a guest's facts.txt as key=value strings.

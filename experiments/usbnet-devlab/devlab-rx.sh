@@ -55,6 +55,11 @@
 #   ax-virt-rt-staged  the AX88179 at 1000 Mbit/s on the virt board, receive
 #              -P 10: the same three, for the staged ax88179_178a patch
 #              (issue 42).
+#   seed003-virt-rt, seed003-x86-rt  seed 003's two adapters side by side
+#              (issue 42), receive -P 10 at 1000 Mbit/s: the AX88179 on stock
+#              usbnet (stock), on ours (OURS_MODS*), and the RTL8153 model on
+#              the guest's own r8152 (its own NAPI + GRO; r8152); the arm64
+#              virt board (tcg, 4 vCPUs) and the pc guest (tcg-single).
 # FIRST: the first rep's number (default 1), to add reps to a run.
 # OURS_MODS (amd64) and OURS_MODS_ARM64: the series' modules for KVER.
 # Write OUT_DIR/PLAN.md before running. Tables: experiments/usbnet-devlab.
@@ -176,7 +181,15 @@ for ph in "$@"; do
 				case $v in ours) set -- "$@" --modules-dir "$ours64" ;; ours-staged) set -- "$@" --modules-dir "${staged64:?STAGED_MODS_ARM64}" ;; esac
 				run "ax-virt-rt-staged-$v-$i" "$@"
 			done ;;
-		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt, ncm-virt-rt, ax-virt-rt, ax-x86-rt, ax-virt-rt-bql, ax-x86-rt-bql, ax-virt-rt-poll, ax-x86-rt-poll, ax-virt-rt-cap, ax-virt-rt-tune, mbim-x86-rt, mbim-virt-rt or ax-virt-rt-staged" >&2; exit 2 ;;
+		seed003-virt-rt | seed003-x86-rt)
+			for v in stock ours r8152; do
+				case $v in r8152) set -- usbdev --device rtl8153 ;; *) set -- usbdev --device ax88179 ;; esac
+				set -- "$@" --device-args "--mbit 1000" -t 8s -P 10 --direction receive
+				case $ph in seed003-virt-rt) set -- "$@" --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" --accel tcg ;; *) set -- "$@" --accel tcg-single ;; esac
+				case $v.$ph in ours.seed003-virt-rt) set -- "$@" --modules-dir "$ours64" ;; ours.*) set -- "$@" --modules-dir "$ours" ;; esac
+				run "$ph-$v-$i" "$@"
+			done ;;
+		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt, ncm-virt-rt, ax-virt-rt, ax-x86-rt, ax-virt-rt-bql, ax-x86-rt-bql, ax-virt-rt-poll, ax-x86-rt-poll, ax-virt-rt-cap, ax-virt-rt-tune, mbim-x86-rt, mbim-virt-rt, ax-virt-rt-staged, seed003-virt-rt or seed003-x86-rt" >&2; exit 2 ;;
 		esac
 		i=$((i + 1))
 	done

@@ -63,10 +63,10 @@ func tables(dir string) (map[string]string, error) {
 			continue
 		}
 		var err error
-		if out[id], err = stagedTable(d, r.phase); err != nil {
+		if out[id], err = stagedTable(d, r.phase, r.variants); err != nil {
 			return nil, err
 		}
-		if out[id+"-reps"], err = stagedRepsTable(d, r.phase); err != nil {
+		if out[id+"-reps"], err = stagedRepsTable(d, r.phase, r.variants); err != nil {
 			return nil, err
 		}
 	}
