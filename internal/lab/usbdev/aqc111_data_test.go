@@ -72,19 +72,7 @@ func TestAQC111Receives(t *testing.T) {
 		l.toDev <- f
 	}
 	time.Sleep(100 * time.Millisecond)
-	var got [][]byte
-	var descs []uint64
-	for len(got) < len(want) {
-		b, agg := h.bulkIn(0x82, 16384)
-		fr, ds, err := strictAQ(agg)
-		if b.Status != 0 || err != nil || len(agg) > 16384 {
-			t.Fatalf("aggregate of %d bytes: status %d, %v", len(agg), b.Status, err)
-		}
-		got, descs = append(got, fr...), append(descs, ds...)
-	}
-	if len(got) != len(want) || m.Counters()["aggregates_to_host"] > 5 {
-		t.Fatalf("%d frames in %v aggregates, want %d in at most 5", len(got), m.Counters()["aggregates_to_host"], len(want))
-	}
+	got, descs := collectAggregates(h.testHost, m, 0x82, 16384, 16384, len(want), 5, strictAQ)
 	for i := range got {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Fatalf("frame %d differs", i)

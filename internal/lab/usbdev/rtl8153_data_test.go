@@ -81,19 +81,7 @@ func TestRTL8153Receives(t *testing.T) {
 		l.toDev <- f
 	}
 	time.Sleep(100 * time.Millisecond)
-	var got [][]byte
-	var words []rtlRxWords
-	for len(got) < len(want) {
-		b, agg := h.bulkIn(rtlEPBulkIn, 32768)
-		fr, ws, err := strictRTL(agg)
-		if b.Status != 0 || err != nil || len(agg) > 32768 {
-			t.Fatalf("aggregate of %d bytes: status %d, %v", len(agg), b.Status, err)
-		}
-		got, words = append(got, fr...), append(words, ws...)
-	}
-	if len(got) != len(want) || m.Counters()["aggregates_to_host"] > 3 {
-		t.Fatalf("%d frames in %v aggregates, want %d in at most 3", len(got), m.Counters()["aggregates_to_host"], len(want))
-	}
+	got, words := collectAggregates(h.testHost, m, rtlEPBulkIn, 32768, 32768, len(want), 3, strictRTL)
 	for i := range got {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Fatalf("frame %d differs", i)
