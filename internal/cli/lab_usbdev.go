@@ -33,7 +33,11 @@ segmented in the device, as the driver claims both), aqc111 (an Aquantia
 AQC111U multi-gigabit adapter, aqc111: vendor registers, the firmware's PHY
 word and link-status interrupt, linking at 1000 unless --mbit says more;
 its own RX aggregates up to 62 KiB; TX checksums, TSO and VLAN tags done in
-the device), rndis (a phone's USB
+the device), rtl8153 (a Realtek RTL8153 gigabit adapter, r8152 - its own
+NAPI and GRO, not usbnet: OCP registers through vendor requests, the PHY
+behind its window, the link-status interrupt; rx_desc aggregates up to the
+driver's 32 KiB with the checksums it checked, VLAN tags stripped when asked;
+TX checksums, TSO and VLAN tags done in the device), rndis (a phone's USB
 tethering, rndis_host: RNDIS messages in encapsulated commands with
 RESPONSE_AVAILABLE notifications, each frame in a packet message, several
 per transfer within the host's MaxTransferSize), eem (a CDC EEM function,
@@ -57,7 +61,9 @@ too large counts, header offsets past the end or into the frames, frame
 lengths past the transfer, runts, CRC errors, truncated aggregates; for
 aqc111 zero and too large counts, descriptor offsets past the end or into
 the frames, lengths past the descriptors or short of them, frames not
-marked received, truncated aggregates; for rndis
+marked received, truncated aggregates; for rtl8153 lengths past the
+transfer, longer or shorter than the frame, runts and zero, truncated
+aggregates, a lone descriptor; for rndis
 bad message types, MessageLength past the transfer, zero or short of the
 header, data, OOB and per-packet info outside the message, zero data,
 truncated messages; for eem lengths past the end, zero lengths, runts,

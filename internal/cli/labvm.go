@@ -52,7 +52,7 @@ Scenarios (wirespeed lab vm list):
   (usb-gadget, bql, usb-nic and usbdev take --threaded on|off and --rps MASK for the usbnet device)
   usbnet-stress  --cycles N of rebind, link flap, MTU, module reload, suspend/resume under traffic,
               and suspend with the link down (--steps picks some)
-  usbdev      --device ncm|mbim|rndis|eem|ax88179|aqc111: a USB adapter emulated on the host ('wirespeed lab
+  usbdev      --device ncm|mbim|rndis|eem|ax88179|aqc111|rtl8153: a USB adapter emulated on the host ('wirespeed lab
               usbdev'), on the guest's xHCI through QEMU's usb-redir; --device-args for its link
               rate (--mbit), batching (--batch N --batch-wait D) and hostile mode (--bad, --stall,
               --slow, --slow-out, --seed)

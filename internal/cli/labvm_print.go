@@ -25,7 +25,14 @@ func printLabVM(env Env, r *vm.Outcome) {
 	fmt.Fprintf(w, "scenario %s: %s in %.0fs (guest %s from %s, %s, init at %.1fs)\n", r.Scenario, status, r.Elapsed,
 		r.Kernel.Release, src, r.Accel, r.BootS)
 	if f := r.Facts; f != nil && f["dut_if"] != "" {
-		fmt.Fprintf(w, "device under test: %s (driver %s)", f["dut_if"], f["dut_driver"])
+		fmt.Fprintf(w, "device under test: %s (driver %s", f["dut_if"], f["dut_driver"])
+		switch f["dut_usbnet"] {
+		case "yes":
+			fmt.Fprint(w, ", on usbnet")
+		case "no":
+			fmt.Fprint(w, ", not on usbnet: its own RX path")
+		}
+		fmt.Fprint(w, ")")
 		if s := f["usb_speed"]; s != "" {
 			fmt.Fprintf(w, ", USB speed %s", s)
 		}

@@ -5,8 +5,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/lab/vm"
 )
 
 func TestLabVMBadInput(t *testing.T) {
@@ -47,6 +50,27 @@ func TestLabVMBadInput(t *testing.T) {
 			if !strings.Contains(all, w) {
 				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, all)
 			}
+		}
+	}
+}
+
+// TestPrintLabVMDriverPath: the device under test's line says whether
+// its driver is on usbnet, as the guest found it (r8152 runs its own
+// NAPI and GRO), and nothing where the guest did not say.
+func TestPrintLabVMDriverPath(t *testing.T) {
+	for _, c := range []struct{ usbnet, want string }{
+		{"no", "device under test: eth0 (driver r8152, not on usbnet: its own RX path), USB speed 5000\n"},
+		{"yes", "device under test: eth0 (driver r8152, on usbnet), USB speed 5000\n"},
+		{"", "device under test: eth0 (driver r8152), USB speed 5000\n"},
+	} {
+		var out bytes.Buffer
+		f := map[string]string{"dut_if": "eth0", "dut_driver": "r8152", "usb_speed": "5000"}
+		if c.usbnet != "" {
+			f["dut_usbnet"] = c.usbnet
+		}
+		printLabVM(Env{Stdout: &out, Stderr: io.Discard}, &vm.Outcome{OK: true, Facts: f, RXPaths: map[string]string{"eth0": "NAPI + GRO"}})
+		if !strings.Contains(out.String(), c.want) || !strings.Contains(out.String(), "RX path (observe in the guest) eth0: NAPI + GRO") {
+			t.Errorf("dut_usbnet=%q: output\n%s\nwant the line %q and the RX path", c.usbnet, out.String(), c.want)
 		}
 	}
 }

@@ -4,9 +4,7 @@ package usbdev
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/wirespeed/wirespeed/internal/usbredir"
 )
@@ -58,39 +56,23 @@ var aqFirmware = [3]byte{3, 1, 6}
 // status and a bulk pair carrying the chip's own aggregates; the MAC's
 // registers and the PHY's configuration word are vendor requests.
 type AQC111 struct {
-	batching
-	link    Link
-	mac     [6]byte
-	speed   uint8 // the speed code the PHY links at (of those advertised)
-	faults  *Faults
-	intr    chan Interrupt
-	rx      chan []byte
-	pending []byte
-	inPace  *pacer
-	outPace *pacer
-
-	mu     sync.Mutex
+	macDev
+	speed  uint8 // the speed code the PHY links at (of those advertised)
 	regs   [256]byte
 	phyCfg uint32
 	linkAt uint8 // the speed code while the link is up, 0 while down
-	cnt    counters
-	aq     aqCounters
-}
-
-type aqCounters struct {
-	controls, unknownControls, phyOps, tsoFrames, tsoSegments, txCsum, vlanTagged,
-	rxCsumGood, rxCsumBad, rxFiltered, rxStopped, intrs, statusRepeats atomic.Uint64
+	phyOps atomic.Uint64
 }
 
 // NewAQC111 is an AQC111 on link, paced to mbit (0: as fast as the bus;
 // the PHY then links at 1000, the rate the lab's other gigabit model
 // claims), with permanent MAC mac, malformed as f says.
 func NewAQC111(l Link, mbit int, mac [6]byte, f *Faults) *AQC111 {
-	q := &AQC111{link: l, mac: mac, speed: aqSpeedFor(mbit), faults: f, intr: make(chan Interrupt, 16),
-		rx: make(chan []byte, 1024), inPace: newPacer(mbit), outPace: newPacer(mbit)}
+	q := &AQC111{speed: aqSpeedFor(mbit)}
+	q.init(l, mbit, mac, f)
 	q.Reset()
 	go q.readLink()
-	go q.statusLoop()
+	go repeatStatus(q.sendIfUp, &q.mc.statusRepeats)
 	return q
 }
 
@@ -118,9 +100,6 @@ func (q *AQC111) Info() DeviceInfo {
 		Manufacturer: "wirespeed", Product: "usbdev AQC111", Serial: fmt.Sprintf("%x", q.mac)}
 }
 
-// ExtraStrings implements Model.
-func (q *AQC111) ExtraStrings() []string { return nil }
-
 // Function implements Model: one vendor-specific interface (the driver's
 // bind wants configuration 1 and finds the endpoints by type) with the
 // 8-byte status endpoint and the bulk pair.
@@ -130,9 +109,6 @@ func (q *AQC111) Function() Function {
 		{Address: aqEPBulkIn, Type: usbredir.XferBulk, MaxPacket: superMaxPacket, MaxBurst: 15},
 		{Address: aqEPBulkOut, Type: usbredir.XferBulk, MaxPacket: superMaxPacket, MaxBurst: 15}}}}}
 }
-
-// SetAlt implements Model.
-func (q *AQC111) SetAlt(iface, alt uint8) {}
 
 // Reset implements Model: registers cleared but the node ID and the
 // firmware version, the PHY unpowered (link down).
@@ -149,9 +125,9 @@ func (q *AQC111) Reset() {
 // Control implements Model: the vendor requests the driver sends; any
 // other request stalls.
 func (q *AQC111) Control(s usbredir.Control, data []byte) ([]byte, bool) {
-	q.aq.controls.Add(1)
+	q.mc.controls.Add(1)
 	if s.RequestType&typeMask != 0x40 {
-		q.aq.unknownControls.Add(1)
+		q.mc.unknownControls.Add(1)
 		return nil, false
 	}
 	q.mu.Lock()
@@ -169,14 +145,14 @@ func (q *AQC111) Control(s usbredir.Control, data []byte) ([]byte, bool) {
 	case s.Request == aqFlashParam && s.In():
 		return append([]byte(nil), q.mac[:]...), true
 	case s.Request == aqPhyOps && !s.In() && len(data) >= 4:
-		q.aq.phyOps.Add(1)
+		q.phyOps.Add(1)
 		q.phyCfg = le.Uint32(data)
 		q.setLink(q.phyLinkSpeed())
 		return nil, true
 	case (s.Request == aqWolCfg || s.Request == aqPhyPower) && !s.In():
 		return nil, true // the suspend path's wake-up set-up: taken
 	}
-	q.aq.unknownControls.Add(1)
+	q.mc.unknownControls.Add(1)
 	return nil, false
 }
 
@@ -217,7 +193,7 @@ func (q *AQC111) setLink(code uint8) {
 	}
 	q.linkAt = code
 	if q.sendStatus(code) {
-		q.aq.intrs.Add(1)
+		q.mc.intrs.Add(1)
 	}
 }
 
@@ -236,34 +212,16 @@ func (q *AQC111) sendStatus(code uint8) bool {
 	}
 }
 
-// statusLoop repeats the status every second while the link is up, as
-// the chip answers its interrupt endpoint's polls with it: one the host
-// missed is made good (the driver acts only on a change).
-func (q *AQC111) statusLoop() {
-	for range time.Tick(axStatusEvery) {
-		q.mu.Lock()
-		code := q.linkAt
-		q.mu.Unlock()
-		if code != 0 && q.sendStatus(code) {
-			q.aq.statusRepeats.Add(1)
-		}
-	}
+// sendIfUp repeats the status while the link is up, as the chip answers
+// its interrupt endpoint's polls with it.
+func (q *AQC111) sendIfUp() bool {
+	q.mu.Lock()
+	code := q.linkAt
+	q.mu.Unlock()
+	return code != 0 && q.sendStatus(code)
 }
-
-// Interrupts implements Model.
-func (q *AQC111) Interrupts() <-chan Interrupt { return q.intr }
 
 // Counters implements Model.
 func (q *AQC111) Counters() map[string]uint64 {
-	m := q.cnt.snapshot()
-	for k, v := range map[string]*atomic.Uint64{"vendor_requests": &q.aq.controls,
-		"vendor_requests_stalled": &q.aq.unknownControls, "phy_ops": &q.aq.phyOps,
-		"tso_frames_from_host": &q.aq.tsoFrames, "tso_segments": &q.aq.tsoSegments,
-		"tx_checksums_filled": &q.aq.txCsum, "tx_vlan_tagged": &q.aq.vlanTagged,
-		"rx_checksum_good": &q.aq.rxCsumGood, "rx_checksum_bad": &q.aq.rxCsumBad,
-		"rx_filtered": &q.aq.rxFiltered, "rx_dropped_stopped": &q.aq.rxStopped,
-		"link_interrupts": &q.aq.intrs, "status_repeats": &q.aq.statusRepeats} {
-		m[k] = v.Load()
-	}
-	return m
+	return q.counts(map[string]*atomic.Uint64{"phy_ops": &q.phyOps})
 }

@@ -2,7 +2,7 @@
 
 package usbdev
 
-import "bytes"
+import "sync/atomic"
 
 // The AQC111's bulk IN aggregate, as aqc111_rx_fixup takes it apart:
 //
@@ -97,53 +97,26 @@ func (q *AQC111) rxState() aqRxState {
 	return st
 }
 
-// accepts is the MAC's address filter (the multicast hash taken as
-// passing every group).
-func (st aqRxState) accepts(f []byte) bool {
-	switch {
-	case len(f) < 14:
-		return false
-	case st.ctl&axRxCtlPRO != 0:
-		return true
-	case bytes.Equal(f[:6], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}):
-		return st.ctl&axRxCtlAB != 0
-	case f[0]&1 != 0:
-		return st.ctl&(axRxCtlAMALL|axRxCtlAM) != 0
-	}
-	return bytes.Equal(f[:6], st.node)
-}
-
 // readLink feeds the frames the MAC takes to the bulk IN side: none while
 // receiving is stopped (RX control's start bit, the medium mode's
 // receive enable, the link), and only those the address filter passes.
 func (q *AQC111) readLink() {
-	for {
-		f, err := q.link.ReadFrame()
-		if err != nil {
-			close(q.rx)
-			return
-		}
+	feedMAC(q.link, q.rx, func(f []byte) *atomic.Uint64 {
 		switch st := q.rxState(); {
 		case !st.on:
-			q.aq.rxStopped.Add(1)
-		case !st.accepts(f):
-			q.aq.rxFiltered.Add(1)
-		default:
-			q.rx <- f
+			return &q.mc.rxStopped
+		case !axFilter(st.ctl, st.node).accepts(f):
+			return &q.mc.rxFiltered
 		}
-	}
+		return nil
+	})
 }
 
 // rxFlags is a received frame's descriptor bits: RX OK, its L3 type and
 // the checksum verdict where the RX checksum register asks for one.
 func (q *AQC111) rxFlags(f []byte, coe byte) uint64 {
 	flags, verdict := rxCsumFlags(f, coe)
-	switch {
-	case verdict > 0:
-		q.aq.rxCsumGood.Add(1)
-	case verdict < 0:
-		q.aq.rxCsumBad.Add(1)
-	}
+	q.checksummed(verdict)
 	if p, ok := parseIP(f); ok {
 		if p.v6 {
 			flags |= aqRxL3IPv6
@@ -170,14 +143,7 @@ func (q *AQC111) BulkIn(ep uint8, max int, done <-chan struct{}) []byte {
 		flags[i] = q.rxFlags(f, st.coe)
 	}
 	b, lay := buildAQ(frames, flags, st.pad)
-	q.cnt.ntbsIn.Add(1)
-	q.cnt.framesIn.Add(uint64(len(frames)))
-	if kind, ok := q.faults.bad(len(aqMutations)); ok {
-		m := aqMutations[kind]
-		b = m.apply(b, lay)
-		q.cnt.badKind(m.name)
-	}
-	return b
+	return sendAggregate(&q.macDev, len(frames), aqMutations, b, lay)
 }
 
 // BulkOut implements Model: frames behind their 64-bit descriptors
@@ -215,30 +181,9 @@ func (q *AQC111) sendFrame(f []byte, d uint64) {
 	q.mu.Lock()
 	coe := q.regs[axTxCOE]
 	q.mu.Unlock()
-	segs := [][]byte{f}
-	if mss := int(d >> aqTxMSSShift & aqTxMSSMask); mss > 0 {
-		if s := tsoSegment(f, mss); s != nil {
-			segs = s
-			q.aq.tsoFrames.Add(1)
-			q.aq.tsoSegments.Add(uint64(len(s)))
-			coe = 0xff // a segmented frame is checksummed whatever the register says
-		}
+	var tag []byte
+	if d&aqTxVLAN != 0 {
+		tag = []byte{0x81, 0x00, byte(d >> (aqTxTagShift + 8)), byte(d >> aqTxTagShift)}
 	}
-	lens := make([]int, len(segs))
-	for i, s := range segs {
-		if txChecksum(s, coe) {
-			q.aq.txCsum.Add(1)
-		}
-		if d&aqTxVLAN != 0 {
-			tag := []byte{0x81, 0x00, byte(d >> (aqTxTagShift + 8)), byte(d >> aqTxTagShift)}
-			s = append(append(append([]byte(nil), s[:12]...), tag...), s[12:]...)
-			q.aq.vlanTagged.Add(1)
-		}
-		lens[i] = len(s)
-		if q.link.WriteFrame(s) != nil {
-			q.cnt.linkErrors.Add(1)
-		}
-	}
-	q.cnt.framesOut.Add(uint64(len(segs)))
-	q.outPace.take(lens...)
+	q.tx.send(f, int(d>>aqTxMSSShift&aqTxMSSMask), coe, tag)
 }

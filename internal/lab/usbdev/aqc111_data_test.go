@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -73,19 +72,7 @@ func TestAQC111Receives(t *testing.T) {
 		l.toDev <- f
 	}
 	time.Sleep(100 * time.Millisecond)
-	var got [][]byte
-	var descs []uint64
-	for len(got) < len(want) {
-		b, agg := h.bulkIn(0x82, 16384)
-		fr, ds, err := strictAQ(agg)
-		if b.Status != 0 || err != nil || len(agg) > 16384 {
-			t.Fatalf("aggregate of %d bytes: status %d, %v", len(agg), b.Status, err)
-		}
-		got, descs = append(got, fr...), append(descs, ds...)
-	}
-	if len(got) != len(want) || m.Counters()["aggregates_to_host"] > 5 {
-		t.Fatalf("%d frames in %v aggregates, want %d in at most 5", len(got), m.Counters()["aggregates_to_host"], len(want))
-	}
+	got, descs := collectAggregates(h.testHost, m, 0x82, 16384, 16384, len(want), 5, strictAQ)
 	for i := range got {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Fatalf("frame %d differs", i)
@@ -184,7 +171,7 @@ func TestAQC111MutationsAreMalformed(t *testing.T) {
 // TestAQC111HostileRepeatable: the same seed malforms the same
 // aggregates the same way, each kind is counted.
 func TestAQC111HostileRepeatable(t *testing.T) {
-	run := func(seed int64) map[string]uint64 {
+	checkHostileRepeatable(t, func(seed int64) map[string]uint64 {
 		l := newMemLink()
 		q := NewAQC111(l, 0, testMAC, &Faults{Seed: seed, BadPerMille: 500})
 		q.mu.Lock()
@@ -192,32 +179,6 @@ func TestAQC111HostileRepeatable(t *testing.T) {
 		copy(q.regs[axRxCtl:], []byte{0x88, 0x02})
 		copy(q.regs[axMediumStatus:], []byte{0x33, 0x01})
 		q.mu.Unlock()
-		done := make(chan struct{})
-		defer close(done)
-		for i := 0; i < 400; i++ {
-			l.toDev <- tcpFrame(testMAC, uint32(i), 200, true)
-			if b := q.BulkIn(0x82, 16384, done); len(b) == 0 {
-				t.Fatal("no aggregate")
-			}
-		}
-		return q.Counters()
-	}
-	a, b, c := run(3), run(3), run(4)
-	if !reflect.DeepEqual(a, b) {
-		t.Fatalf("seed 3 twice: %v vs %v", a, b)
-	}
-	if reflect.DeepEqual(a, c) {
-		t.Errorf("seeds 3 and 4 malformed the same aggregates: %v", a)
-	}
-	var bad uint64
-	kinds := 0
-	for k, v := range a {
-		if strings.HasPrefix(k, "hostile_") {
-			bad += v
-			kinds++
-		}
-	}
-	if bad < 150 || bad > 250 || kinds < len(aqMutations)/2 || a["aggregates_to_host"] != 400 {
-		t.Errorf("500 per 1000 of 400 aggregates: %d malformed in %d kinds (%v)", bad, kinds, a)
-	}
+		return hostileRun(t, q, l, 0x82, 16384, func(i int) []byte { return tcpFrame(testMAC, uint32(i), 200, true) })
+	}, len(aqMutations)/2)
 }

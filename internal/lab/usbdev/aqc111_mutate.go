@@ -2,13 +2,9 @@
 
 package usbdev
 
-// aqMutation turns a well-formed AQC111 aggregate into one a broken or
-// malicious adapter sends: aqc111_rx_fixup must drop what is wrong and
-// never read outside the transfer.
-type aqMutation struct {
-	name  string
-	apply func(b []byte, lay aqLayout) []byte
-}
+// aqMutation is a malformed AQC111 aggregate: aqc111_rx_fixup must drop
+// what is wrong and never read outside the transfer.
+type aqMutation = mutation[aqLayout]
 
 // setAQHeader rewrites the aggregate's last 64 bits: count and desc_off.
 func setAQHeader(b []byte, count, descOff int) {

@@ -4,7 +4,6 @@ package usbdev
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/wirespeed/wirespeed/internal/usbredir"
@@ -60,41 +59,24 @@ const (
 // status and a bulk pair carrying the chip's own aggregates; the MAC and
 // PHY are registers the driver reads and writes with vendor requests.
 type AX88179 struct {
-	batching
-	link    Link
-	mac     [6]byte
-	mbit    int
-	faults  *Faults
-	intr    chan Interrupt
-	rx      chan []byte
-	pending []byte
-	inPace  *pacer
-	outPace *pacer
-
-	mu     sync.Mutex
+	macDev
+	mbit   int
 	regs   [256]byte         // the MAC's registers
 	phy    map[uint16]uint16 // page<<8 | register; page 0 is the IEEE set
 	mmd    map[uint32]uint16 // devad<<16 | address, through registers 13 and 14
 	mmdCtl uint16
 	mmdAdr uint16
 	linkUp bool
-	cnt    counters
-	ax     axCounters
-}
-
-type axCounters struct {
-	controls, unknownControls, tsoFrames, tsoSegments, txCsum, rxCsumGood, rxCsumBad,
-	rxFiltered, rxStopped, intrs, statusRepeats atomic.Uint64
 }
 
 // NewAX88179 is an AX88179 on link, paced to mbit (0: as fast as the
 // bus; the PHY then says 1000), with node ID mac, malformed as f says.
 func NewAX88179(l Link, mbit int, mac [6]byte, f *Faults) *AX88179 {
-	a := &AX88179{link: l, mac: mac, mbit: mbit, faults: f, intr: make(chan Interrupt, 16),
-		rx: make(chan []byte, 1024), inPace: newPacer(mbit), outPace: newPacer(mbit)}
+	a := &AX88179{mbit: mbit}
+	a.init(l, mbit, mac, f)
 	a.Reset()
 	go a.readLink()
-	go a.statusLoop()
+	go repeatStatus(a.sendIfUp, &a.mc.statusRepeats)
 	return a
 }
 
@@ -103,21 +85,15 @@ func NewAX88179(l Link, mbit int, mac [6]byte, f *Faults) *AX88179 {
 // start bit, the medium mode's receive enable, the link), and only those
 // its address filter passes.
 func (a *AX88179) readLink() {
-	for {
-		f, err := a.link.ReadFrame()
-		if err != nil {
-			close(a.rx)
-			return
-		}
+	feedMAC(a.link, a.rx, func(f []byte) *atomic.Uint64 {
 		switch st := a.rxState(0); {
 		case !st.on:
-			a.ax.rxStopped.Add(1)
-		case !st.accepts(f):
-			a.ax.rxFiltered.Add(1)
-		default:
-			a.rx <- f
+			return &a.mc.rxStopped
+		case !axFilter(st.ctl, st.node).accepts(f):
+			return &a.mc.rxFiltered
 		}
-	}
+		return nil
+	})
 }
 
 // Name implements Model.
@@ -129,9 +105,6 @@ func (a *AX88179) Info() DeviceInfo {
 		Manufacturer: "wirespeed", Product: "usbdev AX88179", Serial: fmt.Sprintf("%x", a.mac)}
 }
 
-// ExtraStrings implements Model.
-func (a *AX88179) ExtraStrings() []string { return nil }
-
 // Function implements Model: one vendor-specific interface (ff/ff/00,
 // what ax88179_178a matches) with the 8-byte status endpoint and the
 // bulk pair.
@@ -141,9 +114,6 @@ func (a *AX88179) Function() Function {
 		{Address: axEPBulkIn, Type: usbredir.XferBulk, MaxPacket: superMaxPacket, MaxBurst: 15},
 		{Address: axEPBulkOut, Type: usbredir.XferBulk, MaxPacket: superMaxPacket, MaxBurst: 15}}}}}
 }
-
-// SetAlt implements Model.
-func (a *AX88179) SetAlt(iface, alt uint8) {}
 
 // Reset implements Model: the registers as at power-on, the PHY in
 // reset (link down) until the driver releases it and starts autoneg.
@@ -155,14 +125,7 @@ func (a *AX88179) Reset() {
 	a.regs[axGeneralStatus] = axUA2
 	a.regs[axSROMDataLow], a.regs[axSROMDataHigh] = 0xff, 0xff // no EEPROM: the driver's defaults
 	copy(a.regs[axNodeID:], a.mac[:])
-	a.phy = map[uint16]uint16{
-		0x00: 0x1140, // BMCR: autoneg on, full duplex, 1000
-		0x04: 0x0de1, // ADVERTISE: 10/100 half and full, pause, asymmetric pause
-		0x05: 0xcde1, // LPA: the same, acknowledged
-		0x09: 0x0300, // CTRL1000: 1000 half and full
-		0x0a: 0x3c00, // STAT1000: partner 1000 full and half, receivers OK
-		0x0f: 0x3000, // ESTATUS: 1000BASE-T full and half
-	}
+	a.phy = gigaPHY()
 	a.mmd = map[uint32]uint16{} // EEE: not supported (PCS EEE ability reads 0)
 	a.mmdCtl, a.mmdAdr, a.linkUp = 0, 0, false
 	a.pending = nil
@@ -170,9 +133,9 @@ func (a *AX88179) Reset() {
 
 // Control implements Model: the vendor requests; anything else stalls.
 func (a *AX88179) Control(s usbredir.Control, data []byte) ([]byte, bool) {
-	a.ax.controls.Add(1)
+	a.mc.controls.Add(1)
 	if s.RequestType&typeMask != 0x40 {
-		a.ax.unknownControls.Add(1)
+		a.mc.unknownControls.Add(1)
 		return nil, false
 	}
 	a.mu.Lock()
@@ -209,7 +172,7 @@ func (a *AX88179) Control(s usbredir.Control, data []byte) ([]byte, bool) {
 			return make([]byte, n), true // TX FIFO idle
 		}
 	}
-	a.ax.unknownControls.Add(1)
+	a.mc.unknownControls.Add(1)
 	return nil, false
 }
 
@@ -260,23 +223,9 @@ func (a *AX88179) setLink(up bool) {
 	}
 	a.linkUp = up
 	if a.sendStatus(up) {
-		a.ax.intrs.Add(1)
+		a.mc.intrs.Add(1)
 	}
 }
-
-// Interrupts implements Model.
-func (a *AX88179) Interrupts() <-chan Interrupt { return a.intr }
 
 // Counters implements Model.
-func (a *AX88179) Counters() map[string]uint64 {
-	m := a.cnt.snapshot()
-	for k, v := range map[string]*atomic.Uint64{"vendor_requests": &a.ax.controls,
-		"vendor_requests_stalled": &a.ax.unknownControls, "tso_frames_from_host": &a.ax.tsoFrames,
-		"tso_segments": &a.ax.tsoSegments, "tx_checksums_filled": &a.ax.txCsum,
-		"rx_checksum_good": &a.ax.rxCsumGood, "rx_checksum_bad": &a.ax.rxCsumBad,
-		"rx_filtered": &a.ax.rxFiltered, "rx_dropped_stopped": &a.ax.rxStopped, "link_interrupts": &a.ax.intrs,
-		"status_repeats": &a.ax.statusRepeats} {
-		m[k] = v.Load()
-	}
-	return m
-}
+func (a *AX88179) Counters() map[string]uint64 { return a.counts(nil) }

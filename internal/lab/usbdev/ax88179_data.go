@@ -2,8 +2,6 @@
 
 package usbdev
 
-import "bytes"
-
 // The AX88179's bulk IN aggregate, as ax88179_rx_fixup takes it apart:
 //
 //	frame 1: [2-byte pad][frame], zero-padded to a multiple of 8
@@ -94,19 +92,11 @@ func (a *AX88179) rxState(max int) rxState {
 	return st
 }
 
-// accepts is the MAC's address filter.
-func (st rxState) accepts(f []byte) bool {
-	switch {
-	case len(f) < 14:
-		return false
-	case st.ctl&axRxCtlPRO != 0:
-		return true
-	case bytes.Equal(f[:6], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}):
-		return st.ctl&axRxCtlAB != 0
-	case f[0]&1 != 0:
-		return st.ctl&(axRxCtlAMALL|axRxCtlAM) != 0 // the hash filter, taken as passing all
-	}
-	return bytes.Equal(f[:6], st.node)
+// axFilter is the address filter of RX control ctl and node ID node
+// (the AX88179's bits, and the AQC111's: the same registers).
+func axFilter(ctl uint16, node []byte) macFilter {
+	return macFilter{node: node, promisc: ctl&axRxCtlPRO != 0, bcast: ctl&axRxCtlAB != 0,
+		mcast: ctl&(axRxCtlAMALL|axRxCtlAM) != 0, unicast: true}
 }
 
 // BulkIn implements Model: it waits for a frame the MAC took, then adds
@@ -124,14 +114,7 @@ func (a *AX88179) BulkIn(ep uint8, max int, done <-chan struct{}) []byte {
 		flags[i] = a.rxChecksum(f, st.coe)
 	}
 	b, lay := buildAX(frames, flags, st.pad)
-	a.cnt.ntbsIn.Add(1)
-	a.cnt.framesIn.Add(uint64(len(frames)))
-	if kind, ok := a.faults.bad(len(axMutations)); ok {
-		m := axMutations[kind]
-		b = m.apply(b, lay)
-		a.cnt.badKind(m.name)
-	}
-	return b
+	return sendAggregate(&a.macDev, len(frames), axMutations, b, lay)
 }
 
 // BulkOut implements Model: one frame behind its 8-byte header (length;
@@ -149,29 +132,8 @@ func (a *AX88179) BulkOut(ep uint8, data []byte) {
 		a.cnt.badOut.Add(1)
 		return
 	}
-	f := append([]byte(nil), data[8:8+n]...)
 	a.mu.Lock()
 	coe := a.regs[axTxCOE]
 	a.mu.Unlock()
-	segs := [][]byte{f}
-	if mss > 0 {
-		if s := tsoSegment(f, mss); s != nil {
-			segs = s
-			a.ax.tsoFrames.Add(1)
-			a.ax.tsoSegments.Add(uint64(len(s)))
-			coe = 0xff // a segmented frame is checksummed whatever the register says
-		}
-	}
-	lens := make([]int, len(segs))
-	for i, s := range segs {
-		if txChecksum(s, coe) {
-			a.ax.txCsum.Add(1)
-		}
-		lens[i] = len(s)
-		if a.link.WriteFrame(s) != nil {
-			a.cnt.linkErrors.Add(1)
-		}
-	}
-	a.cnt.framesOut.Add(uint64(len(segs)))
-	a.outPace.take(lens...)
+	a.tx.send(append([]byte(nil), data[8:8+n]...), mss, coe, nil)
 }

@@ -115,19 +115,8 @@ func TestAX88179Receives(t *testing.T) {
 		l.toDev <- f
 	}
 	time.Sleep(100 * time.Millisecond)
-	var got [][]byte
-	var words []uint32
-	for len(got) < len(want) {
-		b, agg := h.bulkIn(axEPBulkIn, 65536) // the device keeps to the 20 KiB set in the bulk-in control
-		fr, ws, err := strictAX(agg)
-		if b.Status != 0 || err != nil || len(agg) > 20480 {
-			t.Fatalf("aggregate of %d bytes: status %d, %v", len(agg), b.Status, err)
-		}
-		got, words = append(got, fr...), append(words, ws...)
-	}
-	if len(got) != len(want) || m.Counters()["aggregates_to_host"] > 4 {
-		t.Fatalf("%d frames in %v aggregates, want %d in at most 4", len(got), m.Counters()["aggregates_to_host"], len(want))
-	}
+	// the device keeps to the 20 KiB set in the bulk-in control
+	got, words := collectAggregates(h.testHost, m, axEPBulkIn, 65536, 20480, len(want), 4, strictAX)
 	for i := range got {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Fatalf("frame %d differs", i)

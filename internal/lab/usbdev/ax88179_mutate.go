@@ -2,13 +2,9 @@
 
 package usbdev
 
-// axMutation turns a well-formed AX88179 aggregate into one a broken or
-// malicious adapter sends: ax88179_rx_fixup must drop what is wrong and
-// never read outside the transfer.
-type axMutation struct {
-	name  string
-	apply func(b []byte, lay axLayout) []byte
-}
+// axMutation is a malformed AX88179 aggregate: ax88179_rx_fixup must
+// drop what is wrong and never read outside the transfer.
+type axMutation = mutation[axLayout]
 
 // setTrailer rewrites the aggregate's last word: count and hdr_off.
 func setTrailer(b []byte, count, hdrOff int) {

@@ -145,12 +145,7 @@ func txChecksum(f []byte, coe byte) bool {
 // it did not check.
 func (a *AX88179) rxChecksum(f []byte, coe byte) uint32 {
 	flags, verdict := rxCsumFlags(f, coe)
-	switch {
-	case verdict > 0:
-		a.ax.rxCsumGood.Add(1)
-	case verdict < 0:
-		a.ax.rxCsumBad.Add(1)
-	}
+	a.checksummed(verdict)
 	return flags
 }
 

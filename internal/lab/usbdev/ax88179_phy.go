@@ -2,8 +2,6 @@
 
 package usbdev
 
-import "time"
-
 // The AX88179's gigabit PHY at MII address 3, as ax88179_178a and the
 // kernel's mii library use it: the IEEE registers (0-15), the vendor's
 // status register 0x11 (speed, duplex, link, resolved), register 31 as
@@ -29,6 +27,19 @@ const (
 	physrLink      = 0x0400
 	mmdFuncMask    = 0xc000 // 0: the data register takes an address
 )
+
+// gigaPHY is a gigabit PHY's IEEE registers at power-on, its partner
+// (the lab's switch port) offering everything up to 1000 full duplex.
+func gigaPHY() map[uint16]uint16 {
+	return map[uint16]uint16{
+		0x00: 0x1140, // BMCR: autoneg on, full duplex, 1000
+		0x04: 0x0de1, // ADVERTISE: 10/100 half and full, pause, asymmetric pause
+		0x05: 0xcde1, // LPA: the same, acknowledged
+		0x09: 0x0300, // CTRL1000: 1000 half and full
+		0x0a: 0x3c00, // STAT1000: partner 1000 full and half, receivers OK
+		0x0f: 0x3000, // ESTATUS: 1000BASE-T full and half
+	}
+}
 
 // physr is register 0x11's value: the link at the paced rate (an unpaced
 // device says 1000), full duplex, resolved, up - or 0 while down.
@@ -98,9 +109,6 @@ func (a *AX88179) phyWrite(reg, v uint16) {
 	}
 }
 
-// axStatusEvery is how often the status is repeated while the link is up.
-const axStatusEvery = time.Second
-
 // sendStatus queues the 8-byte status: the link bit (16) of the first
 // word.
 func (a *AX88179) sendStatus(up bool) bool {
@@ -116,18 +124,10 @@ func (a *AX88179) sendStatus(up bool) bool {
 	}
 }
 
-// statusLoop repeats the link status while the link is up, as the chip
-// answers the polls of its interrupt endpoint with it (far less often
-// here: the driver acts only on a change). A status the host missed -
-// seen in the lab under load: the first one sent, link_reset never run -
-// is made good within a second.
-func (a *AX88179) statusLoop() {
-	for range time.Tick(axStatusEvery) {
-		a.mu.Lock()
-		up := a.linkUp
-		a.mu.Unlock()
-		if up && a.sendStatus(true) {
-			a.ax.statusRepeats.Add(1)
-		}
-	}
+// sendIfUp repeats the status while the link is up.
+func (a *AX88179) sendIfUp() bool {
+	a.mu.Lock()
+	up := a.linkUp
+	a.mu.Unlock()
+	return up && a.sendStatus(true)
 }

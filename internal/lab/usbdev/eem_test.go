@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -258,34 +257,9 @@ func TestEEMMutationsAreMalformed(t *testing.T) {
 // TestEEMHostileRepeatable: the same seed malforms the same transfers the
 // same way, each kind counted; another seed differs.
 func TestEEMHostileRepeatable(t *testing.T) {
-	run := func(seed int64) map[string]uint64 {
+	checkHostileRepeatable(t, func(seed int64) map[string]uint64 {
 		l := newMemLink()
 		e := NewEEM(l, 0, testMAC, &Faults{Seed: seed, BadPerMille: 500})
-		done := make(chan struct{})
-		defer close(done)
-		for i := 0; i < 400; i++ {
-			l.toDev <- frame(i, 200)
-			if b := e.BulkIn(epBulkIn, 1524, done); len(b) == 0 {
-				t.Fatal("no transfer")
-			}
-		}
-		return e.Counters()
-	}
-	a, b, c := run(3), run(3), run(4)
-	if !reflect.DeepEqual(a, b) {
-		t.Fatalf("seed 3 twice: %v vs %v", a, b)
-	}
-	if reflect.DeepEqual(a, c) {
-		t.Errorf("seeds 3 and 4 malformed the same transfers: %v", a)
-	}
-	var bad uint64
-	kinds := 0
-	for k, v := range a {
-		if strings.HasPrefix(k, "hostile_") {
-			bad, kinds = bad+v, kinds+1
-		}
-	}
-	if bad < 150 || bad > 250 || kinds < len(eemMutations)*3/4 || a["aggregates_to_host"] != 400 {
-		t.Errorf("500 per 1000 of 400 transfers: %d malformed in %d kinds (%v)", bad, kinds, a)
-	}
+		return hostileRun(t, e, l, epBulkIn, 1524, func(i int) []byte { return frame(i, 200) })
+	}, len(eemMutations)*3/4)
 }

@@ -18,18 +18,20 @@ func (l discardLink) Close() error               { return nil }
 // FuzzBulkOut: what the host sends on bulk OUT is outside input for the
 // device; no transfer may make a model panic, whatever its bytes (NTBs for
 // ncm and mbim, packet messages for rndis, a header and a frame - TSO
-// segmented - for ax88179, EEM packets and commands for eem).
+// segmented - for ax88179, descriptors and frames for aqc111 and rtl8153,
+// EEM packets and commands for eem).
 func FuzzBulkOut(f *testing.F) {
 	l := discardLink{block: make(chan struct{})}
 	models := []Model{NewNCM(l, 0, testMAC, nil), NewMBIM(l, 0, testMAC, nil),
 		NewRNDIS(l, 0, testMAC, nil), NewAX88179(l, 0, testMAC, nil), NewAQC111(l, 0, testMAC, nil),
-		NewEEM(l, 0, testMAC, nil)}
+		NewEEM(l, 0, testMAC, nil), NewRTL8153(l, 0, testMAC, nil)}
 	f.Add(uint8(0), ourNTB16(frame(1, 100), frame(2, 60)))
 	f.Add(uint8(1), []byte("NCMH\x0c\x00\x00\x00\x10\x00\x0c\x00"))
 	f.Add(uint8(2), []byte{1, 0, 0, 0, 60, 0, 0, 0, 36, 0, 0, 0, 20, 0, 0, 0})
 	f.Add(uint8(3), []byte{60, 0, 0, 0, 0x40, 0x02, 0, 0})
 	f.Add(uint8(4), []byte{60, 0, 0, 0, 0, 0, 0, 0})
 	f.Add(uint8(5), eemOut([]byte{0, 0, 4, 0x80, 1, 2, 3, 4, 0, 0x28}, frame(1, 60)))
+	f.Add(uint8(6), append([]byte{60, 0, 0, 0xc0, 0, 0, 0x22, 0x18}, frame(1, 60)...))
 	f.Fuzz(func(t *testing.T, which uint8, b []byte) {
 		models[int(which)%len(models)].BulkOut(epBulkOut, b)
 	})

@@ -161,3 +161,26 @@ func (h *testHost) bulkIn(ep uint8, length uint32) (usbredir.Bulk, []byte) {
 	}
 	return usbredir.ParseBulk(m.Hdr), m.Data
 }
+
+// collectAggregates asks for transfers of up to ask bytes on ep until n
+// frames came, each taken apart by parse (a test's own parser of the
+// format) and at most limit bytes long; there may be no more than maxAggs
+// of them. It returns the frames and their descriptor words.
+func collectAggregates[W any](h *testHost, m Model, ep uint8, ask uint32, limit, n, maxAggs int,
+	parse func([]byte) ([][]byte, []W, error)) ([][]byte, []W) {
+	h.t.Helper()
+	var got [][]byte
+	var words []W
+	for len(got) < n {
+		b, agg := h.bulkIn(ep, ask)
+		fr, ws, err := parse(agg)
+		if b.Status != 0 || err != nil || len(agg) > limit {
+			h.t.Fatalf("aggregate of %d bytes: status %d, %v", len(agg), b.Status, err)
+		}
+		got, words = append(got, fr...), append(words, ws...)
+	}
+	if c := m.Counters()["aggregates_to_host"]; len(got) != n || c > uint64(maxAggs) {
+		h.t.Fatalf("%d frames in %d aggregates, want %d in at most %d", len(got), c, n, maxAggs)
+	}
+	return got, words
+}

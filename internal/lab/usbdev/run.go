@@ -20,7 +20,7 @@ import (
 )
 
 // Models are the device models, by name.
-var Models = []string{"ncm", "mbim", "ax88179", "aqc111", "rndis", "eem"}
+var Models = []string{"ncm", "mbim", "ax88179", "aqc111", "rtl8153", "rndis", "eem"}
 
 // Options are a device process's settings.
 type Options struct {
@@ -89,6 +89,8 @@ func newModel(o Options, l Link) (Model, error) {
 		return NewAX88179(l, o.Mbit, o.MAC, o.Faults), nil
 	case "aqc111":
 		return NewAQC111(l, o.Mbit, o.MAC, o.Faults), nil
+	case "rtl8153":
+		return NewRTL8153(l, o.Mbit, o.MAC, o.Faults), nil
 	case "rndis":
 		return NewRNDIS(l, o.Mbit, o.MAC, o.Faults), nil
 	case "eem":

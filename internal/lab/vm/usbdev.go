@@ -23,10 +23,12 @@ import (
 // runs.
 
 // deviceDrivers is the guest driver of each device model.
-var deviceDrivers = map[string]string{"ncm": "cdc_ncm", "mbim": "cdc_mbim", "rndis": "rndis_host", "ax88179": "ax88179_178a", "aqc111": "aqc111", "eem": "cdc_eem"}
+var deviceDrivers = map[string]string{"ncm": "cdc_ncm", "mbim": "cdc_mbim", "rndis": "rndis_host", "ax88179": "ax88179_178a", "aqc111": "aqc111", "rtl8153": "r8152", "eem": "cdc_eem"}
 
 // DeviceModels lists the models the usbdev scenario takes.
-func DeviceModels() []string { return []string{"ncm", "mbim", "ax88179", "aqc111", "rndis", "eem"} }
+func DeviceModels() []string {
+	return []string{"ncm", "mbim", "ax88179", "aqc111", "rtl8153", "rndis", "eem"}
+}
 
 // checkDevice refuses a model the lab does not have.
 func checkDevice(model, machine string) error {
