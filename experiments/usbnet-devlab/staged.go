@@ -22,9 +22,11 @@ var stagedRuns = map[string]struct {
 	dir, phase string
 	variants   []string
 }{
-	"staged-ax-virt-rt-7.3":   {"staged-rx-7.3.4-2026-11-28", "ax-virt-rt-staged", stagedVariants},
-	"staged-mbim-virt-rt-7.3": {"staged-rx-7.3.4-2026-11-28", "mbim-virt-rt", stagedVariants},
-	"staged-mbim-x86-rt-7.3":  {"staged-rx-7.3.4-2026-11-28", "mbim-x86-rt", stagedVariants},
+	"staged-ax-virt-rt-7.3":     {"staged-rx-7.3.4-2026-11-28", "ax-virt-rt-staged", stagedVariants},
+	"staged-mbim-virt-rt-7.3":   {"staged-rx-7.3.4-2026-11-28", "mbim-virt-rt", stagedVariants},
+	"staged-mbim-x86-rt-7.3":    {"staged-rx-7.3.4-2026-11-28", "mbim-x86-rt", stagedVariants},
+	"seed003-r8152-virt-rt-7.3": {"seed003-7.3.4-2026-11-28", "seed003-virt-rt", []string{"stock", "ours", "r8152"}},
+	"seed003-r8152-x86-rt-7.3":  {"seed003-7.3.4-2026-11-28", "seed003-x86-rt", []string{"stock", "ours", "r8152"}},
 }
 
 var stagedVariants = []string{"stock", "ours", "ours-staged"}
