@@ -23,13 +23,13 @@ var bootRuns = map[string]string{
 // bootTable: one row per boot directory: the verdict (vm.json ok: the
 // console guards saw no KASAN, WARNING, BUG, Oops, lockup or stall; and
 // every bench complete), the driver that bound and its USB speed, the
-// guest's kernel and Mbit/s each way, the guards' hits.
+// guest's kernel and Mbit/s each way, the guards' hits; and one per boot
+// refused before its VM started (only its console, NAME.txt, is there).
 func bootTable(dir string) (string, error) {
 	ents, err := kit.ReadDir(dir)
 	if err != nil {
 		return "", err
 	}
-	var rows [][]string
 	var names []string
 	dirs := map[string]bool{}
 	for _, e := range ents {
@@ -38,7 +38,6 @@ func bootTable(dir string) (string, error) {
 			dirs[e.Name()] = true
 		}
 	}
-	// a boot refused before the VM started leaves only its console, NAME.txt
 	for _, e := range ents {
 		n, ok := strings.CutSuffix(e.Name(), ".txt")
 		if ok && !e.IsDir() && n != "runs" && !dirs[n] {
@@ -46,67 +45,80 @@ func bootTable(dir string) (string, error) {
 		}
 	}
 	sort.Strings(names)
+	var rows [][]string
 	for _, n := range names {
-		run := filepath.Join(dir, n)
-		if !dirs[n] {
-			b, err := kit.ReadRaw(run + ".txt")
-			if err != nil {
-				return "", err
-			}
-			last := strings.TrimSpace(string(b))
-			if i := strings.LastIndex(last, "\n"); i >= 0 {
-				last = last[i+1:]
-			}
-			rows = append(rows, []string{n, "FAIL (not booted: " + strings.TrimPrefix(last, "wirespeed lab: ") + ")", "-", "-", "-", "-", "-", "", "-"})
-			continue
+		row, err := notBootedRow(filepath.Join(dir, n))
+		if dirs[n] {
+			row, err = bootRow(filepath.Join(dir, n))
 		}
-		var v struct {
-			OK     bool `json:"ok"`
-			Kernel struct {
-				Release string `json:"release"`
-			} `json:"kernel"`
-			Guards []struct {
-				Guard string `json:"guard"`
-			} `json:"guards"`
-		}
-		if err := kit.ReadJSON(filepath.Join(run, "vm.json"), &v); err != nil {
-			return "", err
-		}
-		facts, err := readFactStrings(filepath.Join(run, "facts.txt"))
 		if err != nil {
 			return "", err
 		}
-		verdict := "pass"
-		mbit := map[string]string{"send": "-", "receive": "-"}
-		for _, dir := range []string{"send", "receive"} {
-			if _, err := kit.Stat(filepath.Join(run, "bench-"+dir+".json")); err != nil {
-				continue
-			}
-			r, err := kit.FirstRun(run, dir)
-			if err != nil {
-				return "", err
-			}
-			if r == nil {
-				verdict = "FAIL (bench incomplete)"
-				continue
-			}
-			mbit[dir] = kit.F(r.Metrics[dir+"_mbit"], 1)
-		}
-		if !v.OK {
-			verdict = "FAIL"
-		}
-		var hits []string
-		for _, g := range v.Guards {
-			hits = append(hits, g.Guard)
-		}
-		rows = append(rows, []string{n, verdict, v.Kernel.Release, facts["dut_driver"], facts["usb_speed"],
-			mbit["send"], mbit["receive"], strings.Join(hits, ", "), eventRingFull(run)})
+		rows = append(rows, append([]string{n}, row...))
 	}
 	if len(rows) == 0 {
 		return "", fmt.Errorf("%s: no boots", dir)
 	}
 	return kit.Table([]string{"boot", "verdict", "guest kernel", "driver bound", "USB speed", "send Mbit/s",
 		"receive Mbit/s", "console guards hit", "xHCI event ring full (dmesg)"}, rows), nil
+}
+
+// notBootedRow is a refused boot's row: its console's last line.
+func notBootedRow(run string) ([]string, error) {
+	b, err := kit.ReadRaw(run + ".txt")
+	if err != nil {
+		return nil, err
+	}
+	last := strings.TrimSpace(string(b))
+	if i := strings.LastIndex(last, "\n"); i >= 0 {
+		last = last[i+1:]
+	}
+	return []string{"FAIL (not booted: " + strings.TrimPrefix(last, "wirespeed lab: ") + ")", "-", "-", "-", "-", "-", "", "-"}, nil
+}
+
+// bootRow is one boot's row but its name.
+func bootRow(run string) ([]string, error) {
+	var v struct {
+		OK     bool `json:"ok"`
+		Kernel struct {
+			Release string `json:"release"`
+		} `json:"kernel"`
+		Guards []struct {
+			Guard string `json:"guard"`
+		} `json:"guards"`
+	}
+	if err := kit.ReadJSON(filepath.Join(run, "vm.json"), &v); err != nil {
+		return nil, err
+	}
+	facts, err := readFactStrings(filepath.Join(run, "facts.txt"))
+	if err != nil {
+		return nil, err
+	}
+	verdict := "pass"
+	mbit := map[string]string{"send": "-", "receive": "-"}
+	for _, dir := range []string{"send", "receive"} {
+		if _, err := kit.Stat(filepath.Join(run, "bench-"+dir+".json")); err != nil {
+			continue
+		}
+		r, err := kit.FirstRun(run, dir)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			verdict = "FAIL (bench incomplete)"
+			continue
+		}
+		mbit[dir] = kit.F(r.Metrics[dir+"_mbit"], 1)
+	}
+	if !v.OK {
+		verdict = "FAIL"
+	}
+	var hits []string
+	for _, g := range v.Guards {
+		hits = append(hits, g.Guard)
+	}
+	return []string{verdict, v.Kernel.Release, facts["dut_driver"], facts["usb_speed"],
+		mbit["send"], mbit["receive"], strings.Join(hits, ", "), eventRingFull(run)}, nil
 }
 
 // eventRingFull counts the guest's "unknown event type 37" lines: QEMU's
