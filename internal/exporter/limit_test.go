@@ -16,17 +16,18 @@ import (
 	"time"
 )
 
-// TestLimitListener: at the bound the oldest connection not being served is
-// closed for the new one; one being served is kept; when every one is
-// served the new one is closed instead.
-func TestLimitListener(t *testing.T) {
+// testLimit is a limitListener of max connections on a loopback port, and
+// accept: one client dialled and its server side accepted (both closed at
+// the test's end).
+func testLimit(t *testing.T, max int) (*limitListener, func() (net.Conn, *limitConn)) {
+	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer inner.Close()
-	l := newLimitListener(inner, 3, log.New(io.Discard, "", 0))
-	accept := func() (client net.Conn, server *limitConn) {
+	t.Cleanup(func() { inner.Close() })
+	l := newLimitListener(inner, max, log.New(io.Discard, "", 0))
+	return l, func() (net.Conn, *limitConn) {
 		t.Helper()
 		c, err := net.Dial("tcp", inner.Addr().String())
 		if err != nil {
@@ -40,6 +41,13 @@ func TestLimitListener(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return c, s.(*limitConn)
 	}
+}
+
+// TestLimitListener: at the bound the oldest connection not being served is
+// closed for the new one; one being served is kept; when every one is
+// served the new one is closed instead.
+func TestLimitListener(t *testing.T) {
+	l, accept := testLimit(t, 3)
 	open := func(c net.Conn) bool {
 		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 		_, err := c.Read(make([]byte, 1))
@@ -69,7 +77,7 @@ func TestLimitListener(t *testing.T) {
 	l.mu.Lock()
 	l.conns.Back().Value.(*limitConn).serving.Add(1)
 	l.mu.Unlock()
-	late, err := net.Dial("tcp", inner.Addr().String())
+	late, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,25 +108,11 @@ func openAll(cs []net.Conn, open func(net.Conn) bool) []bool {
 // new (silent) one, and a new one before one reading its request, whatever
 // their ages.
 func TestLimitListenerOrder(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inner.Close()
-	l := newLimitListener(inner, 3, log.New(io.Discard, "", 0))
+	_, accept := testLimit(t, 3)
 	var conns []*limitConn
 	for i := 0; i < 5; i++ {
-		c, err := net.Dial("tcp", inner.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		s, err := l.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		conns = append(conns, s.(*limitConn))
+		_, s := accept()
+		conns = append(conns, s)
 		if i == 2 { // the oldest is reading a request, the youngest idle
 			trackState(conns[0], http.StateActive)
 			trackState(conns[2], http.StateIdle)
@@ -138,27 +132,12 @@ func TestLimitListenerOrder(t *testing.T) {
 // was never served - a flood that never authenticates cannot close it
 // between two scrapes.
 func TestLimitListenerKeepsServed(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inner.Close()
-	l := newLimitListener(inner, 3, log.New(io.Discard, "", 0))
+	_, acceptOne := testLimit(t, 3)
 	var conns []*limitConn
 	served := markServing(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	accept := func() {
-		t.Helper()
-		c, err := net.Dial("tcp", inner.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		s, err := l.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		conns = append(conns, s.(*limitConn))
+		_, s := acceptOne()
+		conns = append(conns, s)
 	}
 	for i := 0; i < 6; i++ {
 		accept()
