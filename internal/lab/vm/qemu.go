@@ -82,7 +82,13 @@ func (c *Config) boot(ctx context.Context, sc *Scenario, k *Kernel, initrd, acce
 		usb.RedirSocket = sock
 	}
 
-	cmd, err := c.qemuCommand(name, k, initrd, accel, ns, usb, resultsPath, out)
+	if err := os.MkdirAll(socketDir, 0o700); err != nil {
+		return err
+	}
+	monSock := monitorSocket(name)
+	_ = os.Remove(monSock)
+	defer os.Remove(monSock)
+	cmd, err := c.qemuCommand(name, k, initrd, accel, ns, usb, resultsPath, monSock, out)
 	if err != nil {
 		return err
 	}
@@ -96,7 +102,10 @@ func (c *Config) boot(ctx context.Context, sc *Scenario, k *Kernel, initrd, acce
 		return err
 	}
 	defer errf.Close()
-	bw := &bootWatch{bootSeen: make(chan struct{})}
+	dumpPath := filepath.Join(c.OutDir, stallDumpFile)
+	_ = os.Remove(dumpPath)
+	bw := &bootWatch{bootSeen: make(chan struct{}),
+		dump: newStallDump(monSock, consolePath, dumpPath, machineOf(c.Options).Arch, c.CPUs)}
 	ws := append([]io.Writer{logf}, c.consoleWriters(bw, out)...)
 	if c.Console != nil {
 		ws = append(ws, c.Console)
@@ -111,6 +120,7 @@ func (c *Config) boot(ctx context.Context, sc *Scenario, k *Kernel, initrd, acce
 		go addressTap(ns, tap)
 	}
 	stopReason, err := waitQEMU(ctx, cmd, bw, accel, timeout, consolePath)
+	bw.dump.wait(5 * time.Second)
 	if err != nil {
 		return err
 	}
@@ -121,6 +131,9 @@ func (c *Config) boot(ctx context.Context, sc *Scenario, k *Kernel, initrd, acce
 		lf.Close()
 	}
 	done, resErr := c.collectResults(sc, k, accel, resultsPath, out)
+	if _, err := os.Stat(dumpPath); err == nil {
+		out.Files = append(out.Files, stallDumpFile)
+	}
 	_ = os.Remove(resultsPath)
 	if b, err := os.ReadFile(stderrPath); err == nil && len(strings.TrimSpace(string(b))) == 0 {
 		_ = os.Remove(stderrPath)
@@ -171,7 +184,7 @@ func (c *Config) startHostEnd(ctx context.Context, ns string) (stop func(), err 
 
 // qemuCommand builds the QEMU command for the configured machine (inside
 // ns when there is one) and records its argv in out.
-func (c *Config) qemuCommand(name string, k *Kernel, initrd, accel, ns string, usb usbAttach, resultsPath string, out *Outcome) (*exec.Cmd, error) {
+func (c *Config) qemuCommand(name string, k *Kernel, initrd, accel, ns string, usb usbAttach, resultsPath, monSock string, out *Outcome) (*exec.Cmd, error) {
 	var argv []string
 	if m := machineOf(c.Options); m.Arch == "amd64" {
 		argv = qemuArgs(name, k, initrd, accel, c.CPUs, c.MemMB, "stdio", resultsPath, usb, c.Append)
@@ -183,6 +196,9 @@ func (c *Config) qemuCommand(name string, k *Kernel, initrd, accel, ns string, u
 	}
 	for _, d := range c.disks {
 		argv = append(argv, "-drive", "file="+d+",if=virtio,format=raw,snapshot=on")
+	}
+	if monSock != "" {
+		argv = append(argv, "-monitor", "unix:"+monSock+",server=on,wait=off")
 	}
 	out.QEMU = argv
 	var cmd *exec.Cmd
@@ -201,6 +217,7 @@ type bootWatch struct {
 	mu       sync.Mutex
 	fatalAt  time.Time
 	bootSeen chan struct{}
+	dump     *stallDump // the monitor's dump at the first stall
 	bootOnce sync.Once
 }
 
@@ -208,6 +225,7 @@ type bootWatch struct {
 // guest's stage/note/fail markers, recorded in out.
 func (c *Config) consoleWriters(bw *bootWatch, out *Outcome) []io.Writer {
 	watch := &consoleWatch{onHit: func(h Hit) {
+		bw.dump.trigger(h)
 		bw.mu.Lock()
 		defer bw.mu.Unlock()
 		if h.Fatal && bw.fatalAt.IsZero() {
@@ -287,6 +305,7 @@ wait:
 			fa := bw.fatalAt
 			bw.mu.Unlock()
 			if !fa.IsZero() && time.Since(fa) > 3*time.Second {
+				bw.dump.wait(10 * time.Second) // a hard lockup's dump first
 				kill()
 				<-exited
 				break wait

@@ -145,7 +145,7 @@ func devScript(o Options) string {
 // socketDir holds the device processes' sockets.
 const socketDir = "/run/wirespeed"
 
-var socketRe = regexp.MustCompile(`^ws-(\d+)-vm-usbdev\.sock$`)
+var socketRe = regexp.MustCompile(`^ws-(\d+)-vm-(usbdev|monitor)\.sock$`)
 
 // reapSockets removes the sockets in dir of runs whose process is dead (a
 // killed run's device died with it, by its parent-death signal, but its
