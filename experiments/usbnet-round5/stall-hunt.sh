@@ -21,7 +21,8 @@ for d in "$stock" "$ours"; do
 	[ -f "$d/dummy_hcd.ko" ] || { echo "no $d/dummy_hcd.ko: sudo make -C kernel/usbnet/net-next lab-modules-7.x" >&2; exit 2; }
 done
 mkdir -p "$out"
-boot() { # NAME MODS
+boot() { # NAME MODS (a boot with its vm.json is done: a rerun goes on)
+	[ ! -f "$out/$1/vm.json" ] || return 0
 	mkdir -p "$out/$1"
 	echo "== $1 (lane $lane) $(date -u +%T)" >>"$out/runs.txt"
 	if "$ws" lab vm bql -t 8s -P 2 --speed super --bus-rate 100 --direction send --bench-args '--probe-interval 20ms' \

@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// TestStallAddresses: the report's argument registers after the stall
-// line, kernel addresses only, each once.
+// TestStallAddresses: the argument registers' kernel addresses, in a
+// report after its first line and in the monitor's register dump, each
+// once.
 func TestStallAddresses(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "console.log")
 	lines := []string{
@@ -24,16 +25,14 @@ func TestStallAddresses(t *testing.T) {
 	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(stallAddresses(log, "amd64", 2), " ")
-	if got != "0xff1100003c4218c0" {
+	if got := strings.Join(stallAddresses(log, 2), " "); got != "0xff1100003c4218c0" {
 		t.Fatalf("addresses %q, want only the lock's", got)
 	}
-	arm := "[9.1] x19: ffff00000a1b2c30 x18: 0000000000000000\n[9.1] x1 : 0000000000000003 x0 : ffff800081234560\n"
-	if err := os.WriteFile(log, []byte(arm), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(stallAddresses(log, "arm64", 1), " "); got != "0xffff00000a1b2c30 0xffff800081234560" {
-		t.Fatalf("arm64 addresses %q", got)
+	regs := "RAX=ffffffff81323820 RBX=ff1100003b71c8c0 RCX=0000000000000020\nRSI=0000000000006198 RDI=0000000000000380\n" +
+		"X00=FFFF800081234560 X01=0000000000000003 X19=ffff00000a1b2c30\n"
+	got := strings.Join(kernelAddresses([]string{"0xff1100003b71c8c0"}, regs), " ")
+	if got != "0xff1100003b71c8c0 0xffff800081234560 0xffff00000a1b2c30" {
+		t.Fatalf("register addresses %q", got)
 	}
 }
 
@@ -78,7 +77,7 @@ func TestStallDumpRealQEMU(t *testing.T) {
 	}
 	s := string(b)
 	for _, want := range []string{"## sample 1", "## sample 2", "CPU#0", "CPU#1", "IP=", "(qemu) x /48gx $esp",
-		"(qemu) x /8wx 0xffffffff81000000", "(qemu) info cpus"} {
+		"(qemu) x /8wx 0xffffffff81000000", "(qemu) info cpus", "sysrq l sent", "(qemu) stop", "(qemu) cont"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("dump lacks %q:\n%s", want, s)
 		}

@@ -20,6 +20,9 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 ulimit -l unlimited 2>/dev/null
+# every sysrq: the lab's stall dump sends alt-sysrq-l through QEMU's
+# monitor, for the backtrace of every CPU (monitor.go)
+echo 1 >/proc/sys/kernel/sysrq 2>/dev/null
 /bin/sh /ws/main.sh
 rc=$?
 . /ws/lib.sh
