@@ -9,7 +9,7 @@
 #
 #   build.sh --kver KVER [--kdir DIR] [--ksrc DIR] [--debver VER]
 #            [--out DIR] [--cache DIR] [--source-only] [--check-kver]
-#            [--no-series] [--extra-patch FILE]... [--lab-bus]
+#            [--no-series] [--series-upto N] [--extra-patch FILE]... [--lab-bus]
 #
 # --kver  the kernel release (uname -r): 6.1.0-56-amd64, 6.12.117+deb12-amd64,
 #         6.18.20+rpt-rpi-v8, 6.18.8-current-rockchip64, 7.0.0-15-generic,
@@ -40,6 +40,8 @@
 # --source-only  fetch and unpack the source, print its directory, stop.
 # --check-kver   only say whether KVER is a kernel these patches are for.
 # --no-series    build the stock sources (lab comparisons only).
+# --series-upto N  only the series' first N patches (lab only: every prefix
+#                run in the lab, experiments/usbnet-round5/prefix-runs.sh).
 # --extra-patch  also apply FILE after the series (lab/*.patch; lab only; a
 #                name not found as given is looked up in lab/FAMILY/).
 # --lab-bus      also build dummy_hcd with lab/FAMILY/dummy_hcd-rate-cap.patch
@@ -49,7 +51,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-kver="" kdir="" ksrc="${KSRC:-}" debver="" out="" source_only="" check_only="" series=1
+kver="" kdir="" ksrc="${KSRC:-}" debver="" out="" source_only="" check_only="" series=1 upto=""
 kernel_org="" upstream="" mirror="${WIRESPEED_KERNEL_MIRROR:-https://cdn.kernel.org/pub/linux/kernel}"
 extra=() lab_bus=""
 if [ "$(id -u)" = 0 ]; then base=/var/cache/wirespeed; else base="${XDG_CACHE_HOME:-$HOME/.cache}/wirespeed"; fi
@@ -73,6 +75,8 @@ while [ $# -gt 0 ]; do
 	--source-only) source_only=1; shift ;;
 	--check-kver) check_only=1; shift ;;
 	--no-series) series=""; shift ;;
+	--series-upto) need_arg "$@"; upto="$2"; shift 2
+		case "$upto" in *[!0-9]* | 0*) die "--series-upto $upto: give the number of patches (1, 2, ...)" ;; esac ;;
 	--lab-bus) lab_bus=1; shift ;;
 	--extra-patch) need_arg "$@"; extra+=("$2"); shift 2 ;;
 	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
@@ -524,6 +528,11 @@ if [ -n "$series" ]; then
 		case "$(basename "$p")" in 0000-cover-letter.patch) continue ;; esac
 		series_patches+=("$p")
 	done
+	if [ -n "$upto" ]; then
+		[ "$upto" -le "${#series_patches[@]}" ] ||
+			die "--series-upto $upto: patches/$family has ${#series_patches[@]} patches"
+		series_patches=("${series_patches[@]:0:$upto}")
+	fi
 fi
 lab_patch() { # FILE -> FILE as given, or lab/FAMILY/NAME
 	if [ -f "$1" ]; then echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
@@ -596,5 +605,8 @@ if [ -n "$lab_bus" ]; then
 	cp "$udc/dummy_hcd.ko" "$out/"
 	say "lab dummy_hcd (rate_mbit) in $out"
 fi
-echo "$srcname" >"$out/SOURCE"
+{
+	echo "$srcname"
+	[ -z "$upto" ] || echo "+ patches/$family 1-$upto only (--series-upto, lab): $(basename "${series_patches[$((upto - 1))]}")"
+} >"$out/SOURCE"
 say "modules for $kver (Linux $kpl) from $srcname in $out"

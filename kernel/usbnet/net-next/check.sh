@@ -12,6 +12,11 @@
 #   ARCHS=amd64 ...                                   # skip arm64
 #   MODULES_OUT=DIR ...     then all 28 modules on usbnet at the last patch,
 #                           into DIR/7.3.4+deb13-ARCH/ (as build.sh's out/)
+#   PREFIX_OUT=DIR ...      and each prefix's modules (usbnet, cdc_ether,
+#                           cdc_ncm, cdc_mbim, ax88179_178a) into
+#                           DIR/7.3.4+deb13-ARCH/at-N/, with the lab's
+#                           dummy_hcd.ko when LAB_BUS is set, for a run of
+#                           every prefix in the lab (../lab/prefix-runs.sh)
 #   LAB_BUS=1 MODULES_OUT=DIR ...  also the lab's rate-capped dummy_hcd.ko
 #                           (../lab/7.x/dummy_hcd-rate-cap.patch, as build.sh
 #                           --lab-bus) into DIR/7.3.4+deb13-ARCH/ and, alone,
@@ -190,7 +195,7 @@ say "git am: ${#patches[@]} patches of $series on $base_pkg $base_ver"
 "${gitc[@]}" am -q "${patches[@]}" || die "git am failed: the series does not apply cleanly to $base_pkg $base_ver"
 
 # 6. At each patch: build and checkpatch.
-each_modules="usbnet cdc_ncm cdc_mbim ax88179_178a"
+each_modules="usbnet cdc_ether cdc_ncm cdc_mbim ax88179_178a"
 each_built() { # DIR: every module of $each_modules was built in DIR
 	local m
 	for m in $each_modules; do
@@ -226,6 +231,12 @@ for c in $("${gitc[@]}" rev-list --reverse HEAD~${#patches[@]}..HEAD); do
 				fail=1
 			else
 				res+=" $a:ok"
+				if [ -n "${PREFIX_OUT:-}" ]; then
+					po="$PREFIX_OUT/$hdr_abi-$a/at-$i"
+					rm -rf "$po" && mkdir -p "$po"
+					for m in $each_modules; do cp "$b/drivers/net/usb/$m.ko" "$po/"; done
+					echo "$base_pkg $base_ver + $(basename "$series") 1-$i of ${#patches[@]}: $subj" >"$po/SOURCE"
+				fi
 			fi
 		else
 			res+=" $a:FAILED($b.log)"
@@ -297,6 +308,9 @@ if [ -n "${MODULES_OUT:-}" ] && [ "$fail" = 0 ]; then
 			echo "$base_pkg $base_ver + $(basename "$series") (${#patches[@]} patches), checked by check.sh" >"$o/SOURCE"
 			echo "modules: $(echo "$modules" | wc -w) for $hdr_abi-$a in $o"
 			[ -z "${LAB_BUS:-}" ] || lab_bus "$a" "$k" "$o" || fail=1
+			if [ -n "${PREFIX_OUT:-}" ] && [ -f "$o/dummy_hcd.ko" ]; then
+				for po in "$PREFIX_OUT/$hdr_abi-$a"/at-*/; do cp "$o/dummy_hcd.ko" "$po"; done
+			fi
 		else
 			echo "modules: $a build FAILED or warned ($b.log)"
 			fail=1

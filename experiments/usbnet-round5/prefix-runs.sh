@@ -1,0 +1,38 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# prefix-runs.sh OUT PREFIXES_DIR: every prefix of a series run in the lab,
+# not only built: for each PREFIXES_DIR/at-N (check.sh's PREFIX_OUT: the
+# prefix's usbnet, cdc_ether, cdc_ncm, cdc_mbim, ax88179_178a and the lab's
+# dummy_hcd), a short usbnet-stress (CYCLES, 12: every step twice) and a
+# receive bench through the NCM gadget loop, on Debian's 7.3.4 under
+# tcg-icount (the guest's clock counts its instructions: host load changes
+# wall time only).
+#   sudo ARCHS=amd64 SERIES=$PWD/kernel/usbnet/patches/7.x MODULES_OUT=/tmp/p/all \
+#        PREFIX_OUT=/tmp/p LAB_BUS=1 kernel/usbnet/net-next/check.sh
+#   sudo experiments/usbnet-round5/prefix-runs.sh DIR /tmp/p/7.3.4+deb13-amd64
+set -eu
+out=${1:?usage: prefix-runs.sh OUT_DIR PREFIXES_DIR}
+pre=${2:?usage: prefix-runs.sh OUT_DIR PREFIXES_DIR}
+ws=${WIRESPEED:-./wirespeed}
+kver=${KVER:-7.3.4}
+cycles=${CYCLES:-12}
+ls "$pre"/at-*/dummy_hcd.ko >/dev/null 2>&1 || { echo "no $pre/at-N/dummy_hcd.ko: run check.sh with PREFIX_OUT, MODULES_OUT and LAB_BUS" >&2; exit 2; }
+mkdir -p "$out"
+run() { # NAME ARGS...
+	name=$1
+	shift
+	mkdir -p "$out/$name"
+	echo "== $name: wirespeed lab vm $* $(date -u +%T)" >>"$out/runs.txt"
+	if "$ws" lab vm "$@" --kernel-version "$kver" --accel tcg-icount --timeout 12m --out "$out/$name" >"$out/$name.txt" 2>&1; then
+		echo "   ok $(date -u +%T)" >>"$out/runs.txt"
+	else
+		echo "   FAILED $(date -u +%T): $(tail -n 1 "$out/$name.txt")" >>"$out/runs.txt"
+	fi
+}
+for d in "$pre"/at-*; do
+	n=$(basename "$d")
+	cp "$d/SOURCE" "$out/$n.source"
+	run "$n-stress" usbnet-stress --cycles "$cycles" --modules-dir "$d"
+	run "$n-rx" usb-gadget -t 8s -P 2 --speed super --direction receive --modules-dir "$d"
+done
+echo "done: $out" >&2
