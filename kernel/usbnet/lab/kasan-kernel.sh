@@ -5,6 +5,9 @@
 # against it by ../build.sh) under hostile devices in `wirespeed lab vm`.
 #
 #   sudo kernel/usbnet/lab/kasan-kernel.sh        (or: sudo make -C kernel/usbnet kasan-kernel)
+#   sudo BASE_PKG=linux-source-6.12 BASE_VER=6.12.117-1~deb12u1 kernel/usbnet/lab/kasan-kernel.sh
+#                                  the same of Debian 12's 6.12 (patches/6.12; into
+#                                  /var/cache/wirespeed/kasan-6.12.117)
 #
 # Source: Debian's linux-source-7.3 (BASE_VER, 7.3.4-1~bpo13+1), the .deb
 # reused from ../net-next/check.sh's cache ($NN_CACHE/debs) or fetched the
@@ -32,10 +35,14 @@
 set -euo pipefail
 
 usbnet="$(cd "$(dirname "$0")/.." && pwd)"
-out="${OUT:-/var/cache/wirespeed/kasan-7.3.4}"
-nn_cache="${NN_CACHE:-/var/cache/wirespeed/net-next}"
 base_pkg="${BASE_PKG:-linux-source-7.3}"
 base_ver="${BASE_VER:-7.3.4-1~bpo13+1}"
+out="${OUT:-/var/cache/wirespeed/kasan-${base_ver%%-*}}"
+nn_cache="${NN_CACHE:-/var/cache/wirespeed/net-next}"
+# the series' family, as ../build.sh picks it (7.0-7.3 share patches/7.x)
+family="${base_pkg#linux-source-}"
+case "$family" in 7.*) family=7.x ;; esac
+
 mirror="${MIRROR:-http://deb.debian.org/debian}"
 jobs="${JOBS:-2}"
 btf="${BTF:-0}"
@@ -44,6 +51,7 @@ localversion="-wskasan"
 say() { echo "kasan-kernel: $*" >&2; }
 die() { say "$*"; exit 1; }
 
+[ -d "$usbnet/patches/$family" ] || die "no patches/$family for $base_pkg (BASE_PKG names linux-source-X.Y)"
 [ "$(id -u)" = 0 ] || die "run as root (apt-get download, debootstrap and chroot need it)"
 for t in apt-get dpkg-deb xz tar unshare chroot sha256sum; do
 	command -v "$t" >/dev/null || die "$t is missing"
@@ -65,7 +73,7 @@ if [ -z "$deb" ]; then
 		-o Acquire::Languages=none)
 	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$out/debs"
 	[ -f "$apt_dir/status" ] || : >"$apt_dir/status"
-	printf 'deb %s trixie main\ndeb %s trixie-backports main\n' "$mirror" "$mirror" >"$apt_dir/sources.list"
+	printf 'deb %s %s main\n' "$mirror" trixie "$mirror" trixie-backports "$mirror" bookworm "$mirror" bookworm-updates >"$apt_dir/sources.list"
 	say "fetching $base_pkg $base_ver into $out/debs"
 	apt-get "${apt_opts[@]}" -q update >"$apt_dir/update.log" 2>&1 ||
 		die "apt-get update failed (log: $apt_dir/update.log)"
@@ -267,7 +275,7 @@ fi
 # kernel: with our series into $out/ours, stock sources into $out/stock,
 # each with the lab's rate-capped dummy_hcd (--lab-bus). Rebuilt when the
 # kernel, the series or the lab patches change.
-mstamp="$(cat "$out/.complete") $(cat "$usbnet"/patches/7.x/*.patch "$usbnet"/lab/7.x/*.patch "$usbnet/build.sh" | sha256sum | cut -c1-16)"
+mstamp="$(cat "$out/.complete") $(cat "$usbnet/patches/$family"/*.patch "$usbnet/lab/$family"/*.patch "$usbnet/build.sh" | sha256sum | cut -c1-16)"
 for side in ours stock; do
 	o="$out/$side"
 	if [ -z "${FORCE:-}" ] && [ -f "$o/.ws-stamp" ] && [ "$(cat "$o/.ws-stamp")" = "$mstamp" ]; then
@@ -279,7 +287,7 @@ for side in ours stock; do
 	rm -rf "$o"
 	in_root nice -n 10 bash "$usbnet/build.sh" "${args[@]}" || die "build.sh ${args[*]} failed"
 	rm -rf "$o/tree"
-	if [ "$side" = ours ]; then echo "+ patches/7.x (kasan-kernel.sh)"; else echo "stock: --no-series (kasan-kernel.sh)"; fi >>"$o/SOURCE"
+	if [ "$side" = ours ]; then echo "+ patches/$family (kasan-kernel.sh)"; else echo "stock: --no-series (kasan-kernel.sh)"; fi >>"$o/SOURCE"
 	echo "$mstamp" >"$o/.ws-stamp"
 done
 say "done: wirespeed lab vm SCENARIO --kernel $out/bzImage --modules $out/lib/modules/$rel [--modules-dir $out/ours]"
