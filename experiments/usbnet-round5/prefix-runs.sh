@@ -10,6 +10,10 @@
 #   sudo ARCHS=amd64 SERIES=$PWD/kernel/usbnet/patches/7.x MODULES_OUT=/tmp/p/all \
 #        PREFIX_OUT=/tmp/p LAB_BUS=1 kernel/usbnet/net-next/check.sh
 #   sudo experiments/usbnet-round5/prefix-runs.sh DIR /tmp/p/7.3.4+deb13-amd64
+# RERUN=1: instead, rerun each stress boot whose console shows the 7.3.4
+# stall (an RCU stall report) once, as at-N-stress-rerun, with the kernel
+# command line RERUN_APPEND (clearcpuid=hypervisor: the guest's spinlocks
+# take the fair queued path, which stall-ab.sh shows ends the stall).
 set -eu
 out=${1:?usage: prefix-runs.sh OUT_DIR PREFIXES_DIR}
 pre=${2:?usage: prefix-runs.sh OUT_DIR PREFIXES_DIR}
@@ -29,6 +33,16 @@ run() { # NAME ARGS...
 		echo "   FAILED $(date -u +%T): $(tail -n 1 "$out/$name.txt")" >>"$out/runs.txt"
 	fi
 }
+if [ -n "${RERUN:-}" ]; then
+	for d in "$pre"/at-*; do
+		n=$(basename "$d")
+		grep -q "detected stalls on CPUs" "$out/$n-stress/console.log" 2>/dev/null || continue
+		[ ! -f "$out/$n-stress-rerun/vm.json" ] || continue
+		run "$n-stress-rerun" usbnet-stress --cycles "$cycles" --modules-dir "$d" --append "${RERUN_APPEND:-clearcpuid=hypervisor}"
+	done
+	echo "done: $out" >&2
+	exit 0
+fi
 for d in "$pre"/at-*; do
 	n=$(basename "$d")
 	cp "$d/SOURCE" "$out/$n.source"

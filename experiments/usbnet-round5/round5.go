@@ -7,6 +7,7 @@ package usbnetround5
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,6 +54,24 @@ func tables(dir string) (map[string]string, error) {
 	if st := filepath.Join(dir, "data", "stall-7.3.4-2026-11-28"); exists(st) {
 		if out["stall-7.3"], err = stallCount(st); err != nil {
 			return nil, err
+		}
+	}
+	if st := filepath.Join(dir, "data", "stall2-7.3.4-2026-11-28"); exists(st) {
+		if out["stall2-7.3"], err = stallCount(st); err != nil {
+			return nil, err
+		}
+		if out["stall2-ab-7.3"], err = stallAB(filepath.Join(st, "ab")); err != nil {
+			return nil, err
+		}
+		if out["stall2-dumps-7.3"], err = stallDumps(st, filepath.Join(st, "ab"), filepath.Join(dir, "data", "prefix-7.3.4-2026-11-28")); err != nil {
+			return nil, err
+		}
+	}
+	for _, pr := range []string{"prefix-7.3.4-2026-11-28"} {
+		if d := filepath.Join(dir, "data", pr); exists(d) {
+			if out[pr], err = prefixRuns(d); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if _, err := kit.Stat(filepath.Join(lab, "rx")); err == nil {
@@ -274,4 +293,220 @@ func stallSite(console string) string {
 		}
 	}
 	return "?"
+}
+
+// prefixRuns is prefix-runs.sh's record: a row per prefix, its stress
+// boot (the script's count of steps) and its receive boot, and whether
+// both passed (clean, every cycle done, traffic received).
+func prefixRuns(dir string) (string, error) {
+	srcs, err := kit.Glob(filepath.Join(dir, "at-*.source"))
+	if err != nil {
+		return "", err
+	}
+	var reps []int
+	for _, f := range srcs {
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "at-"), ".source"))
+		if err != nil {
+			return "", fmt.Errorf("%s: not at-N.source", f)
+		}
+		reps = append(reps, n)
+	}
+	sort.Ints(reps)
+	var rows [][]string
+	for _, n := range reps {
+		src, err := kit.ReadFile(filepath.Join(dir, fmt.Sprintf("at-%d.source", n)))
+		if err != nil {
+			return "", err
+		}
+		last := strings.TrimSpace(string(src))
+		if _, after, ok := strings.Cut(last, ": "); ok {
+			last = after
+		}
+		stress, cycles, err := stressVerdict(filepath.Join(dir, fmt.Sprintf("at-%d-stress", n)))
+		if err != nil {
+			return "", err
+		}
+		rx, rxOK, err := kit.RXRun(filepath.Join(dir, fmt.Sprintf("at-%d-rx", n)))
+		if err != nil {
+			return "", err
+		}
+		rxCell, verdict := "FAIL", "**FAIL**"
+		if rxOK && rx.Mbit > 0 {
+			rxCell = fmt.Sprintf("clean, %s Mbit/s, %s", kit.F(rx.Mbit, 1), rx.RXPath)
+			if rx.GRORatio > 0 && !strings.Contains(rx.RXPath, "no GRO") {
+				rxCell += fmt.Sprintf(", GRO %s segments/skb", kit.F(rx.GRORatio, 1))
+			}
+			if stress == "clean" {
+				verdict = "**pass**"
+			}
+		}
+		rows = append(rows, []string{strconv.Itoa(n), last, stress, cycles, rxCell, verdict})
+		rerun := filepath.Join(dir, fmt.Sprintf("at-%d-stress-rerun", n))
+		if !exists(rerun) {
+			continue
+		}
+		stress, cycles, err = stressVerdict(rerun)
+		if err != nil {
+			return "", err
+		}
+		verdict = "**FAIL**"
+		if stress == "clean" && rxOK && rx.Mbit > 0 {
+			verdict = "**pass** (rerun)"
+		}
+		rows = append(rows, []string{strconv.Itoa(n) + " rerun", "clearcpuid=hypervisor (the stall's fair-lock arm)", stress, cycles, "(as above)", verdict})
+	}
+	return kit.Table([]string{"prefix", "its last patch", "usbnet-stress", "steps done (the stress script's count)",
+		"receive (usb-gadget, -P 2, 8 s)", "verdict"}, rows), nil
+}
+
+// stressVerdict is a stress boot's outcome ("clean" or the failure) and
+// the stress script's count of steps.
+func stressVerdict(run string) (outcome, summary string, err error) {
+	var v struct {
+		OK      bool   `json:"ok"`
+		Failure string `json:"failure"`
+	}
+	if err := kit.ReadJSON(filepath.Join(run, "vm.json"), &v); err != nil {
+		return "", "", err
+	}
+	outcome = "clean"
+	if !v.OK {
+		outcome = "FAIL: " + strings.SplitN(v.Failure, "\n", 2)[0]
+	}
+	if st, err := kit.ReadFile(filepath.Join(run, "stress.txt")); err == nil {
+		for _, l := range strings.Split(string(st), "\n") {
+			if _, after, ok := strings.Cut(l, "cycles done: "); ok {
+				summary = after
+			}
+		}
+	}
+	return outcome, summary, nil
+}
+
+// dumpSample is one sample of a lab monitor-at-stall.txt: each vCPU's RIP
+// and RDI, and the first word at each address read.
+type dumpSample struct {
+	rip, rdi []string
+	words    map[string][]string
+}
+
+var (
+	dumpRegRe  = regexp.MustCompile(`^RIP=([0-9a-f]{16})|\bRDI=([0-9a-f]{16})`)
+	dumpWordRe = regexp.MustCompile(`^([0-9a-f]{16}): (0x[0-9a-f]{8}) (0x[0-9a-f]{8})`)
+)
+
+// readDump parses a monitor-at-stall.txt into its samples.
+func readDump(b []byte) []dumpSample {
+	var out []dumpSample
+	var cur *dumpSample
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(l, "## sample "):
+			out = append(out, dumpSample{words: map[string][]string{}})
+			cur = &out[len(out)-1]
+		case cur == nil:
+		case strings.HasPrefix(l, "RIP="):
+			cur.rip = append(cur.rip, l[4:20])
+		case strings.Contains(l, "RDI="):
+			if m := dumpRegRe.FindStringSubmatch(l); m != nil {
+				cur.rdi = append(cur.rdi, m[2])
+			}
+		default:
+			if m := dumpWordRe.FindStringSubmatch(l); m != nil {
+				if _, seen := cur.words[m[1]]; !seen {
+					cur.words[m[1]] = []string{m[2], m[3]}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// stallDumps is a row per sample of each monitor-at-stall.txt under
+// dirs: each vCPU's RIP and RDI, and the word at each RDI that was read
+// with the word after it (for a hrtimer_cpu_base: its lock, then its cpu).
+func stallDumps(dirs ...string) (string, error) {
+	var rows [][]string
+	for _, dir := range dirs {
+		files, err := kit.Glob(filepath.Join(dir, "*", "monitor-at-stall.txt"))
+		if err != nil {
+			return "", err
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			b, err := kit.ReadFile(f)
+			if err != nil {
+				return "", err
+			}
+			run := filepath.Base(filepath.Dir(filepath.Dir(f))) + "/" + filepath.Base(filepath.Dir(f))
+			samples := readDump(b)
+			if len(samples) == 0 {
+				rows = append(rows, []string{run, "-", "dump incomplete", "", ""})
+			}
+			for n, sm := range samples {
+				var cpus, words []string
+				for c := range sm.rip {
+					rdi := "?"
+					if c < len(sm.rdi) {
+						rdi = sm.rdi[c]
+					}
+					cpus = append(cpus, fmt.Sprintf("CPU %d: %s, RDI %s", c, sm.rip[c], rdi))
+					if v := sm.words[rdi]; v != nil {
+						words = append(words, fmt.Sprintf("CPU %d's RDI: %s (next %s)", c, v[0], v[1]))
+					}
+				}
+				rows = append(rows, []string{run, strconv.Itoa(n + 1), strings.Join(cpus, "; "), strings.Join(words, "; ")})
+			}
+		}
+	}
+	return kit.Table([]string{"boot", "sample", "each vCPU's RIP and RDI", "the words at the RDIs read"}, rows), nil
+}
+
+// stallAB is stall-ab.sh's record: per arm (the guest as QEMU's TCG makes
+// it, or with clearcpuid=hypervisor), the boots, those with an RCU stall
+// or soft lockup report, those that failed otherwise, and the stress
+// cycles done in each boot.
+func stallAB(dir string) (string, error) {
+	var rows [][]string
+	for _, arm := range []string{"default", "fair"} {
+		reps, err := kit.Reps(dir, arm)
+		if err != nil {
+			return "", err
+		}
+		stalls, failed := 0, 0
+		var cycles []string
+		for _, i := range reps {
+			run := filepath.Join(dir, fmt.Sprintf("%s-%d", arm, i))
+			con, err := kit.ReadFile(filepath.Join(run, "console.log"))
+			if err != nil {
+				return "", err
+			}
+			cycles = append(cycles, cyclesDone(run))
+			if strings.Contains(string(con), "detected stalls on CPUs") || strings.Contains(string(con), "soft lockup") {
+				stalls++
+			} else if ok, err := kit.VMOK(run); err != nil {
+				return "", err
+			} else if !ok {
+				failed++
+			}
+		}
+		name := map[string]string{"default": "as TCG makes it (hypervisor bit: virt_spin_lock)", "fair": "clearcpuid=hypervisor (queued spinlocks)"}[arm]
+		rows = append(rows, []string{name, strconv.Itoa(len(reps)), strconv.Itoa(stalls), strconv.Itoa(failed), strings.Join(cycles, ", ")})
+	}
+	return kit.Table([]string{"guest", "boots", "with an RCU stall or soft lockup", "failed otherwise", "stress cycles done per boot"}, rows), nil
+}
+
+var cyclesRe = regexp.MustCompile(`(\d+) cycles done`)
+
+// cyclesDone is the stress script's count of cycles done in run ("-" when
+// it did not finish).
+func cyclesDone(run string) string {
+	st, err := kit.ReadFile(filepath.Join(run, "stress.txt"))
+	if err != nil {
+		return "-"
+	}
+	if m := cyclesRe.FindStringSubmatch(string(st)); m != nil {
+		return m[1]
+	}
+	return "-"
 }

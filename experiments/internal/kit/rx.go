@@ -174,6 +174,10 @@ func Observed(run *bench.Run) ([]ObservedDevice, error) {
 	return o.Devices, nil
 }
 
+// RXRun is one receive boot's side: ok says the boot was clean and its
+// bench finished.
+func RXRun(run string) (RXSide, bool, error) { return rxSide(run) }
+
 func rxSide(run string) (RXSide, bool, error) {
 	ok, err := VMOK(run)
 	if err != nil || !ok {
