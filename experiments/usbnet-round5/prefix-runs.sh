@@ -10,6 +10,8 @@
 #   sudo ARCHS=amd64 SERIES=$PWD/kernel/usbnet/patches/7.x MODULES_OUT=/tmp/p/all \
 #        PREFIX_OUT=/tmp/p LAB_BUS=1 kernel/usbnet/net-next/check.sh
 #   sudo experiments/usbnet-round5/prefix-runs.sh DIR /tmp/p/7.3.4+deb13-amd64
+# KVER picks the guest kernel (--kernel-version), APPEND adds to every
+# boot's kernel command line (clearcpuid=hypervisor: see RERUN).
 # RERUN=1: instead, rerun each stress boot whose console shows the 7.3.4
 # stall (an RCU stall report) once, as at-N-stress-rerun, with the kernel
 # command line RERUN_APPEND (clearcpuid=hypervisor: the guest's spinlocks
@@ -27,7 +29,8 @@ run() { # NAME ARGS...
 	shift
 	mkdir -p "$out/$name"
 	echo "== $name: wirespeed lab vm $* $(date -u +%T)" >>"$out/runs.txt"
-	if "$ws" lab vm "$@" --kernel-version "$kver" --accel tcg-icount --timeout 12m --out "$out/$name" >"$out/$name.txt" 2>&1; then
+	if "$ws" lab vm "$@" --kernel-version "$kver" --accel tcg-icount --timeout 12m ${APPEND:+--append "$APPEND"} \
+		--out "$out/$name" >"$out/$name.txt" 2>&1; then
 		echo "   ok $(date -u +%T)" >>"$out/runs.txt"
 	else
 		echo "   FAILED $(date -u +%T): $(tail -n 1 "$out/$name.txt")" >>"$out/runs.txt"
