@@ -168,6 +168,12 @@ func (d *stallDump) sample(m *hmp, b *strings.Builder, n int, h Hit) error {
 	if _, err := step("stop"); err != nil {
 		return err
 	}
+	resumed := false
+	defer func() {
+		if !resumed { // never leave the guest stopped: the run would wait out its timeout
+			_, _ = m.do("cont")
+		}
+	}()
 	regs, err := step("info registers -a")
 	if err != nil {
 		return err
@@ -183,6 +189,7 @@ func (d *stallDump) sample(m *hmp, b *strings.Builder, n int, h Hit) error {
 		}
 	}
 	_, err = step("cont")
+	resumed = err == nil
 	return err
 }
 

@@ -3,6 +3,8 @@
 package vm
 
 import (
+	"bufio"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,5 +89,18 @@ func TestStallDumpRealQEMU(t *testing.T) {
 	}
 	if strings.Count(s, "(qemu) x /48gx $esp") != 4 {
 		t.Errorf("want a stack per vCPU per sample:\n%s", s)
+	}
+	// the dump leaves the guest running
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	m := &hmp{conn: conn, r: bufio.NewReader(conn)}
+	if _, err := m.readPrompt(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := m.do("info status"); err != nil || !strings.Contains(st, "running") {
+		t.Fatalf("after the dump: %q, %v; want the guest running", st, err)
 	}
 }

@@ -11,19 +11,20 @@ import (
 	"testing"
 )
 
-// TestReapSockets: a dead run's device socket goes, a live run's stays,
+// TestReapSockets: a dead run's device and monitor sockets go, a live run's stays,
 // and so does anything not named like one.
 func TestReapSockets(t *testing.T) {
 	dir := t.TempDir()
 	dead := "ws-2147483646-vm-usbdev.sock" // no such pid
+	deadMon := "ws-2147483646-vm-monitor.sock"
 	live := fmt.Sprintf("ws-%d-vm-usbdev.sock", os.Getppid())
-	for _, n := range []string{dead, live, "tune-net-1.lock"} {
+	for _, n := range []string{dead, deadMon, live, "tune-net-1.lock"} {
 		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := reapSockets(dir); strings.Join(got, ",") != dead {
-		t.Fatalf("reaped %v, want only %s", got, dead)
+	if got := strings.Join(reapSockets(dir), ","); got != dead+","+deadMon && got != deadMon+","+dead {
+		t.Fatalf("reaped %v, want only %s and %s", got, dead, deadMon)
 	}
 	for _, n := range []string{live, "tune-net-1.lock"} {
 		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
