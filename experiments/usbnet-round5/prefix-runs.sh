@@ -10,7 +10,8 @@
 #   sudo ARCHS=amd64 SERIES=$PWD/kernel/usbnet/patches/7.x MODULES_OUT=/tmp/p/all \
 #        PREFIX_OUT=/tmp/p LAB_BUS=1 kernel/usbnet/net-next/check.sh
 #   sudo experiments/usbnet-round5/prefix-runs.sh DIR /tmp/p/7.3.4+deb13-amd64
-# KVER picks the guest kernel (--kernel-version), APPEND adds to every
+# KVER picks the guest kernel (--kernel-version), or LABVM_ARGS gives one
+# of the lab's own (--kernel IMG --modules DIR); APPEND adds to every
 # boot's kernel command line (clearcpuid=hypervisor: see RERUN).
 # RERUN=1: instead, rerun each stress boot whose console shows the 7.3.4
 # stall (an RCU stall report) once, as at-N-stress-rerun, with the kernel
@@ -29,8 +30,9 @@ run() { # NAME ARGS...
 	shift
 	mkdir -p "$out/$name"
 	echo "== $name: wirespeed lab vm $* $(date -u +%T)" >>"$out/runs.txt"
-	if "$ws" lab vm "$@" --kernel-version "$kver" --accel tcg-icount --timeout 12m ${APPEND:+--append "$APPEND"} \
-		--out "$out/$name" >"$out/$name.txt" 2>&1; then
+	# shellcheck disable=SC2086 # LABVM_ARGS is a list of flags
+	if "$ws" lab vm "$@" ${LABVM_ARGS:---kernel-version "$kver"} --accel tcg-icount --timeout 12m \
+		${APPEND:+--append "$APPEND"} --out "$out/$name" >"$out/$name.txt" 2>&1; then
 		echo "   ok $(date -u +%T)" >>"$out/runs.txt"
 	else
 		echo "   FAILED $(date -u +%T): $(tail -n 1 "$out/$name.txt")" >>"$out/runs.txt"

@@ -61,27 +61,11 @@ func (c *Config) boot(ctx context.Context, sc *Scenario, k *Kernel, initrd, acce
 	_ = os.Remove(resultsPath)
 	out.Stages, out.Hits, out.Files, out.Facts, out.BootS, out.Failure = nil, nil, nil, nil, 0, ""
 
-	// usb-nic, usbdev: the host end lives in a namespace of its own.
-	ns, tap := "", "ws-tap0"
-	var usb usbAttach
-	if sc.USBNIC || sc.USBDev {
-		ns = name
-		stop, err := c.startHostEnd(ctx, ns)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		usb.Tap = tap
+	ns, usb, stopUSB, err := c.startUSB(ctx, sc, name)
+	if err != nil {
+		return err
 	}
-	if sc.USBDev {
-		sock, stop, err := c.startDevice(ctx, ns, tap, name)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		usb.RedirSocket = sock
-	}
-
+	defer stopUSB()
 	if err := os.MkdirAll(socketDir, 0o700); err != nil {
 		return err
 	}
@@ -117,7 +101,7 @@ func (c *Config) boot(ctx context.Context, sc *Scenario, k *Kernel, initrd, acce
 		return fmt.Errorf("start QEMU: %w", err)
 	}
 	if ns != "" {
-		go addressTap(ns, tap)
+		go addressTap(ns, usb.Tap)
 	}
 	stopReason, err := waitQEMU(ctx, cmd, bw, accel, timeout, consolePath)
 	bw.dump.wait(5 * time.Second)
@@ -139,6 +123,37 @@ func (c *Config) boot(ctx context.Context, sc *Scenario, k *Kernel, initrd, acce
 		_ = os.Remove(stderrPath)
 	}
 	return c.bootError(sc, cmd, out, consolePath, stopReason, done, resErr)
+}
+
+// startUSB starts what a usb-nic or usbdev scenario needs on the host: its
+// namespace (ns, named after the QEMU) with the iperf3 server, and for
+// usbdev the device process; stop undoes it all.
+func (c *Config) startUSB(ctx context.Context, sc *Scenario, name string) (ns string, usb usbAttach, stop func(), err error) {
+	var undo []func()
+	stop = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	if !sc.USBNIC && !sc.USBDev {
+		return "", usb, stop, nil
+	}
+	ns, usb.Tap = name, "ws-tap0"
+	stopHost, err := c.startHostEnd(ctx, ns)
+	if err != nil {
+		return "", usb, nil, err
+	}
+	undo = append(undo, stopHost)
+	if sc.USBDev {
+		sock, stopDev, err := c.startDevice(ctx, ns, usb.Tap, name)
+		if err != nil {
+			stop()
+			return "", usb, nil, err
+		}
+		undo = append(undo, stopDev)
+		usb.RedirSocket = sock
+	}
+	return ns, usb, stop, nil
 }
 
 // startHostEnd creates the namespace ns and starts the iperf3 server the
