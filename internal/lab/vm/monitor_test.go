@@ -104,3 +104,30 @@ func TestStallDumpRealQEMU(t *testing.T) {
 		t.Fatalf("after the dump: %q, %v; want the guest running", st, err)
 	}
 }
+
+// FuzzKernelAddresses: whatever a guest console or the monitor prints,
+// the addresses taken are at most 8 distinct "0x" + 16 hex digits with the
+// top bit set - the only strings the dump puts into an "x" command.
+func FuzzKernelAddresses(f *testing.F) {
+	f.Add("RDX: 0000000000000001 RSI: 0000000000000001 RDI: ff1100003c4218c0")
+	f.Add("RBX=ff1100003b71c8c0 X00=FFFF800081234560 x19: ffff00000a1b2c30")
+	f.Add("RDI: zzzz RSI=ffffffffffffffffff x0 :8000000000000000")
+	f.Fuzz(func(t *testing.T, text string) {
+		got := kernelAddresses(nil, text)
+		if len(got) > 8 {
+			t.Fatalf("%d addresses", len(got))
+		}
+		seen := map[string]bool{}
+		for _, a := range got {
+			if len(a) != 18 || a[:2] != "0x" || a[2] < '8' || seen[a] {
+				t.Fatalf("address %q of %q", a, text)
+			}
+			for _, c := range a[2:] {
+				if !strings.ContainsRune("0123456789abcdef", c) {
+					t.Fatalf("address %q of %q", a, text)
+				}
+			}
+			seen[a] = true
+		}
+	})
+}
