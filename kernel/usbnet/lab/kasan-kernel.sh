@@ -26,11 +26,12 @@
 # root plus flex, bison, libelf-dev, libssl-dev; debootstrap when there is
 # none), entered with unshare -m + chroot, make -j$JOBS (2).
 #
-# Out ($OUT, /var/cache/wirespeed/kasan-7.3.4): bzImage, lib/modules/RELEASE,
+# Out ($OUT, /var/cache/wirespeed/kasan-X.Y.Z of BASE_VER: kasan-7.3.4,
+# kasan-6.12.117): bzImage, lib/modules/RELEASE,
 # config-RELEASE, build/ (the O= tree: ../build.sh --kdir), src/ (the
 # source: --ksrc), build.log. CONFIG_ONLY=1 stops after the .config. A rerun with the same source and fragment
 # rebuilds nothing (FORCE=1 runs make again, which is incremental).
-# Release: 7.3.4-wskasan. Run a scenario on it:
+# Release: X.Y.Z-wskasan (7.3.4-wskasan). Run a scenario on it:
 #   wirespeed lab vm usb-gadget --kernel $OUT/bzImage --modules $OUT/lib/modules/7.3.4-wskasan ...
 set -euo pipefail
 
