@@ -226,6 +226,27 @@ fetch() { # package[=version] [ARCH] -> the .deb in the cache (no version: apt's
 	echo "$deb"
 }
 
+# kbuild_version PKG HVER -> the linux-kbuild version to take for headers of
+# version HVER: HVER when it is cached or still in the archive, else apt's
+# candidate when that is newer - what apt itself installs, since Debian's
+# headers depend on linux-kbuild-X.Y (>= HVER) (a security update of
+# linux-kbuild-6.1 drops the version the headers were built beside).
+kbuild_version() {
+	local pkg="$1" hver="$2" cand
+	if [ -n "$(cached_deb "$pkg" "$hver" "$host_arch")" ] || ! command -v apt-cache >/dev/null ||
+		apt-cache madison "$pkg" 2>/dev/null | awk -F'|' -v v="$hver" '{ gsub(/ /, "", $2) } $2 == v { f = 1 } END { exit !f }'; then
+		echo "$hver"
+		return
+	fi
+	cand="$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: *//p')"
+	if [ -n "$cand" ] && [ "$cand" != "(none)" ] && dpkg --compare-versions "$cand" gt "$hver"; then
+		say "$pkg $hver is no longer in the archive; taking $cand (the headers ask for >= $hver)"
+		echo "$cand"
+		return
+	fi
+	echo "$hver"
+}
+
 # cross_gcc ARCH PREFIX [KDIR]: die, saying what to install, unless the
 # cross compiler for an ARCH kernel is here. Debian's headers name the gcc
 # they use (.kernelvariables: CC = $(CROSS_COMPILE)gcc-12).
@@ -285,7 +306,7 @@ if [ -z "$kdir" ] && [ -z "$source_only" ]; then
 		first="$(fetch "${hdrpkgs[0]}" "$farch")"
 		hver="$(dpkg-deb -f "$first" Version)"
 		common="$(fetch "${hdrpkgs[1]}=$hver" "$farch")"
-		kbuild="$(fetch "${hdrpkgs[2]}=$hver")"
+		kbuild="$(fetch "${hdrpkgs[2]}=$(kbuild_version "${hdrpkgs[2]}" "$hver")")"
 		for deb in "$first" "$common" "$kbuild"; do
 			dpkg-deb -x "$deb" "$hdr"
 		done
