@@ -12,7 +12,9 @@
 #   sudo experiments/usbnet-round5/prefix-runs.sh DIR /tmp/p/7.3.4+deb13-amd64
 # KVER picks the guest kernel (--kernel-version), or LABVM_ARGS gives one
 # of the lab's own (--kernel IMG --modules DIR); APPEND adds to every
-# boot's kernel command line (clearcpuid=hypervisor: see RERUN).
+# boot's kernel command line (clearcpuid=hypervisor: see RERUN). ACCEL
+# (tcg-icount) picks the lab's --accel: Debian's 6.1 kernels do not boot
+# under -icount, so their prefixes run with ACCEL=tcg-single (real time).
 # RERUN=1: instead, rerun each stress boot whose console shows the 7.3.4
 # stall (an RCU stall report) once, as at-N-stress-rerun, with the kernel
 # command line RERUN_APPEND (clearcpuid=hypervisor: the guest's spinlocks
@@ -31,7 +33,7 @@ run() { # NAME ARGS...
 	mkdir -p "$out/$name"
 	echo "== $name: wirespeed lab vm $* $(date -u +%T)" >>"$out/runs.txt"
 	# shellcheck disable=SC2086 # LABVM_ARGS is a list of flags
-	if "$ws" lab vm "$@" ${LABVM_ARGS:---kernel-version "$kver"} --accel tcg-icount --timeout 12m \
+	if "$ws" lab vm "$@" ${LABVM_ARGS:---kernel-version "$kver"} --accel "${ACCEL:-tcg-icount}" --timeout 12m \
 		${APPEND:+--append "$APPEND"} --out "$out/$name" >"$out/$name.txt" 2>&1; then
 		echo "   ok $(date -u +%T)" >>"$out/runs.txt"
 	else
