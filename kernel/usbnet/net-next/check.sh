@@ -16,7 +16,7 @@
 #                           cdc_ncm, cdc_mbim, ax88179_178a) into
 #                           DIR/7.3.4+deb13-ARCH/at-N/, with the lab's
 #                           dummy_hcd.ko when LAB_BUS is set, for a run of
-#                           every prefix in the lab (../lab/prefix-runs.sh)
+#                           every prefix in the lab (experiments/usbnet-round5/prefix-runs.sh)
 #   LAB_BUS=1 MODULES_OUT=DIR ...  also the lab's rate-capped dummy_hcd.ko
 #                           (../lab/7.x/dummy_hcd-rate-cap.patch, as build.sh
 #                           --lab-bus) into DIR/7.3.4+deb13-ARCH/ and, alone,
