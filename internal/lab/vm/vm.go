@@ -204,6 +204,9 @@ func (r *runState) kernel(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := CheckReleases(over, r.k.Release); err != nil {
+		return err
+	}
 	applyOverrides(idx, over, overDeps)
 	if r.loads, err = planLoads(idx, r.sc, c.Options); err != nil {
 		return err
