@@ -19,6 +19,9 @@ for d in "$@"; do
 	ls "$d"/usbnet.ko "$d"/dummy_hcd.ko >/dev/null 2>&1 || { echo "$d: no usbnet.ko and dummy_hcd.ko (build.sh --lab-bus)" >&2; exit 2; }
 done
 mkdir -p "$out"
+for d in "$@"; do
+	[ ! -f "$d/SOURCE" ] || cp "$d/SOURCE" "$out/$(basename "$d").source"
+done
 i=1
 while [ "$i" -le "$n" ]; do
 	for d in "$@"; do
