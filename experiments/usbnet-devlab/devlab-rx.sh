@@ -20,6 +20,8 @@
 #   ncm-virt-rt the arm64 virt board in real time (--accel tcg, 4 vCPUs on
 #              the host's CPUs; WIRESPEED_ARM64: the guest's binary, make
 #              cross's dist/wirespeed-linux-arm64 by default);
+#   ncm-virt-rt-profile  the same boots with --profile (perf in the guest,
+#              every vCPU): where the board's cycles go, per vCPU (issue 41);
 #   ax-virt-rt seed 003's shape (issue 42): the AX88179 model paced to
 #              1000 Mbit/s on the arm64 virt board in real time, -P 10 both
 #              directions: stock, stock + RPS, ours, ours + RPS, ours
@@ -113,6 +115,9 @@ for ph in "$@"; do
 		ncm-virt-rt)
 			run "ncm-virt-rt-stock-$i" usbdev --device ncm --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 4 --direction receive --accel tcg
 			run "ncm-virt-rt-ours-$i" usbdev --device ncm --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 4 --direction receive --accel tcg --modules-dir "$ours64" ;;
+		ncm-virt-rt-profile)
+			run "ncm-virt-stock-$i" usbdev --device ncm --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 4 --direction receive --accel tcg --profile
+			run "ncm-virt-ours-$i" usbdev --device ncm --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 4 --direction receive --accel tcg --profile --modules-dir "$ours64" ;;
 		ax-virt-rt)
 			for v in stock stock-rps ours ours-rps ours-threaded; do
 				set -- usbdev --device ax88179 --device-args "--mbit 1000" --arch arm64 --machine virt --cpus 4 --wirespeed "$ws64" -t 8s -P 10 --direction both --accel tcg
@@ -189,7 +194,7 @@ for ph in "$@"; do
 				case $v.$ph in ours.seed003-virt-rt) set -- "$@" --modules-dir "$ours64" ;; ours.*) set -- "$@" --modules-dir "$ours" ;; esac
 				run "$ph-$v-$i" "$@"
 			done ;;
-		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt, ncm-virt-rt, ax-virt-rt, ax-x86-rt, ax-virt-rt-bql, ax-x86-rt-bql, ax-virt-rt-poll, ax-x86-rt-poll, ax-virt-rt-cap, ax-virt-rt-tune, mbim-x86-rt, mbim-virt-rt, ax-virt-rt-staged, seed003-virt-rt or seed003-x86-rt" >&2; exit 2 ;;
+		*) echo "unknown phase $ph: want ncm-x86, ncm-virt, ncm-x86-rt, ncm-virt-rt, ncm-virt-rt-profile, ax-virt-rt, ax-x86-rt, ax-virt-rt-bql, ax-x86-rt-bql, ax-virt-rt-poll, ax-x86-rt-poll, ax-virt-rt-cap, ax-virt-rt-tune, mbim-x86-rt, mbim-virt-rt, ax-virt-rt-staged, seed003-virt-rt or seed003-x86-rt" >&2; exit 2 ;;
 		esac
 		i=$((i + 1))
 	done

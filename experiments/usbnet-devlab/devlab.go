@@ -88,6 +88,13 @@ func tables(dir string) (map[string]string, error) {
 		}
 		out["profile-ncm-x86-7.3"] = t
 	}
+	if d := filepath.Join(dir, "data", "profile-virt-7.3.4-2026-11-28"); exists(d) {
+		t, err := kit.ProfileRunsTable(d, "ncm-virt-stock", "ncm-virt-ours")
+		if err != nil {
+			return nil, err
+		}
+		out["profile-ncm-virt-7.3"] = t
+	}
 	// the runs of one directory each, a table per run
 	err := dirTables(dir, out, []dirTable{{hostileRuns, hostileTable}, {bootRuns, bootTable},
 		{cloneRuns, cloneTable}, {stressRuns, stressTable}, {eemCRCRuns, eemCRCTable},
