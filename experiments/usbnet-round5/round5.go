@@ -72,13 +72,17 @@ func tables(dir string) (map[string]string, error) {
 			return nil, err
 		}
 	}
-	if d := filepath.Join(dir, "data", "prefix3-repeat-6.12.117-2026-11-28"); exists(d) {
-		if out["prefix3-repeat-6.12"], err = repeatCounts(d); err != nil {
-			return nil, err
+	for id, run := range map[string]string{"prefix3-repeat-6.12": "prefix3-repeat-6.12.117-2026-11-28",
+		"linkrace-6.1": "linkrace-6.1.192-2026-11-28", "linkrace-reordered-6.1": "linkrace-reordered-6.1.192-2026-11-28"} {
+		if d := filepath.Join(dir, "data", run); exists(d) {
+			if out[id], err = repeatCounts(d); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, pr := range []string{"prefix-7.3.4-2026-11-28", "prefix-6.12.117-2026-11-28", "prefix-6.18.19-2026-11-28",
-		"prefix-6.1.192-2026-11-28", "prefix-7.3.4-arm64-2026-11-28"} {
+		"prefix-6.1.192-2026-11-28", "prefix-7.3.4-arm64-2026-11-28", "prefix-reordered-6.1.192-2026-11-28",
+		"prefix-reordered-6.12.117-2026-11-28", "prefix-reordered-6.18.19-2026-11-28", "prefix-reordered-7.3.4-2026-11-28"} {
 		if d := filepath.Join(dir, "data", pr); exists(d) {
 			if out[pr], err = prefixRuns(d); err != nil {
 				return nil, err
