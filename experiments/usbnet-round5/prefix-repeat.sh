@@ -4,8 +4,9 @@
 # each, one 12-cycle usbnet-stress boot per modules DIR (a prefix's at-N
 # from check.sh's PREFIX_OUT or build.sh --series-upto, or any --modules-dir),
 # interleaved so host load falls on every side alike. Boots are named
-# BASENAME-ROUND; a boot whose vm.json exists is not run again (a stopped
-# run resumes). KVER (6.12.117), ACCEL (tcg-icount), APPEND and CYCLES (12)
+# BASENAME-ROUND, or PARENT-BASENAME-ROUND for every DIR when two DIRs share
+# a basename (two builds' at-5); a boot whose vm.json exists is not run
+# again (a stopped run resumes). KVER (6.12.117), ACCEL (tcg-icount), APPEND and CYCLES (12)
 # as in prefix-runs.sh.
 #   sudo KVER=6.12.117 APPEND=clearcpuid=hypervisor \
 #        experiments/usbnet-round5/prefix-repeat.sh DIR 8 /work/p612/at-2 /work/p612/at-3
@@ -18,14 +19,23 @@ ws=${WIRESPEED:-./wirespeed}
 for d in "$@"; do
 	ls "$d"/usbnet.ko "$d"/dummy_hcd.ko >/dev/null 2>&1 || { echo "$d: no usbnet.ko and dummy_hcd.ko (build.sh --lab-bus)" >&2; exit 2; }
 done
+# side DIR: the name of DIR's boots (see above)
+dup=$(for d in "$@"; do basename "$d"; done | sort | uniq -d)
+side() {
+	if [ -n "$dup" ]; then
+		echo "$(basename "$(dirname "$1")")-$(basename "$1")"
+	else
+		basename "$1"
+	fi
+}
 mkdir -p "$out"
 for d in "$@"; do
-	[ ! -f "$d/SOURCE" ] || cp "$d/SOURCE" "$out/$(basename "$d").source"
+	[ ! -f "$d/SOURCE" ] || cp "$d/SOURCE" "$out/$(side "$d").source"
 done
 i=1
 while [ "$i" -le "$n" ]; do
 	for d in "$@"; do
-		name="$(basename "$d")-$i"
+		name="$(side "$d")-$i"
 		[ ! -f "$out/$name/vm.json" ] || continue
 		mkdir -p "$out/$name"
 		echo "== $name: $d $(date -u +%T)" >>"$out/runs.txt"
