@@ -73,7 +73,8 @@ func tables(dir string) (map[string]string, error) {
 		}
 	}
 	for id, run := range map[string]string{"prefix3-repeat-6.12": "prefix3-repeat-6.12.117-2026-11-28",
-		"linkrace-6.1": "linkrace-6.1.192-2026-11-28", "linkrace-reordered-6.1": "linkrace-reordered-6.1.192-2026-11-28"} {
+		"linkrace-6.1": "linkrace-6.1.192-2026-11-28", "linkrace-reordered-6.1": "linkrace-reordered-6.1.192-2026-11-28",
+		"linkrace-control-6.1": "linkrace-control-6.1.192-2026-11-28"} {
 		if d := filepath.Join(dir, "data", run); exists(d) {
 			if out[id], err = repeatCounts(d); err != nil {
 				return nil, err
