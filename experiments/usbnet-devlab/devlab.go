@@ -138,7 +138,7 @@ var hostileRuns = map[string]string{"hostile-7.3": "hostile-7.3.4-2026-11-28",
 	"hostile-staged-ax-kasan-7.3": "staged-ax-kasan-7.3.4-2026-11-28",
 	"hostile-bqlwork-kasan-7.3":   "bqlwork-hostile-kasan-7.3.4-2026-11-28", "hostile-staged2-kasan-7.3": "staged2-hostile-kasan-7.3.4-2026-11-28",
 	"hostile-6.18": "hostile-6x-2026-11-28/6.18", "hostile-6.12": "hostile-6x-2026-11-28/6.12",
-	"hostile-kasan-6.12": "hostile-kasan-6.12.117-2026-11-28"}
+	"hostile-kasan-6.12": "hostile-kasan-6.12.117-2026-11-28", "hostile-kasan-6.18": "hostile-kasan-6.18.19-2026-11-28"}
 
 // quietPairs keeps the pairs whose boots both started on a quiet host.
 func quietPairs(dir, phase string, pairs []kit.RXPair, dropped []int) ([]kit.RXPair, []int, error) {
