@@ -231,8 +231,10 @@ type ModuleFile struct {
 
 // Overrides reads a --modules-dir: every *.ko, *.ko.xz, *.ko.zst in it
 // (not recursively) replaces the kernel's module of the same name. It
-// returns name -> file and each override's dependencies (from .modinfo).
-func Overrides(dir string) (map[string]string, map[string][]string, error) {
+// returns name -> file and each override's dependencies (from .modinfo),
+// and refuses a module built for another kernel release than release
+// (checkRelease).
+func Overrides(dir, release string) (map[string]string, map[string][]string, error) {
 	if dir == "" {
 		return nil, nil, nil
 	}
@@ -260,6 +262,9 @@ func Overrides(dir string) (map[string]string, map[string][]string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("--modules-dir %s: %w", p, err)
 		}
+		if err := checkRelease(p, info, release); err != nil {
+			return nil, nil, err
+		}
 		name := ModuleName(n)
 		if nm := info["name"]; len(nm) > 0 {
 			name = nm[0]
@@ -279,35 +284,20 @@ func Overrides(dir string) (map[string]string, map[string][]string, error) {
 	return files, deps, nil
 }
 
-// CheckReleases refuses a --modules-dir module built for another kernel
+// checkRelease refuses --modules-dir module p built for another kernel
 // release than the guest's: its vermagic's first word is the release of the
 // headers it was built against. A kernel with modversions would load it all
 // the same (it compares the symbols' CRCs, not the release), so a module of
 // Debian's 6.1.0-56 would run silently on 6.1.0-57 - not the kernel it was
 // built for, and nothing a result should rest on.
-func CheckReleases(files map[string]string, release string) error {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
+func checkRelease(p string, info map[string][]string, release string) error {
+	vm := info["vermagic"]
+	if len(vm) == 0 || len(strings.Fields(vm[0])) == 0 {
+		return fmt.Errorf("--modules-dir %s has no vermagic: not a module built by kbuild", p)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		data, err := readModule(context.Background(), files[n])
-		if err != nil {
-			return err
-		}
-		info, err := Modinfo(data)
-		if err != nil {
-			return fmt.Errorf("--modules-dir %s: %w", files[n], err)
-		}
-		vm := info["vermagic"]
-		if len(vm) == 0 || len(strings.Fields(vm[0])) == 0 {
-			return fmt.Errorf("--modules-dir %s has no vermagic: not a module built by kbuild", files[n])
-		}
-		if built := strings.Fields(vm[0])[0]; built != release {
-			return fmt.Errorf("--modules-dir %s was built for kernel %s, but the guest runs %s: build it for %s (kernel/usbnet/build.sh --kver %s) or boot the kernel it was built for (--kernel-version %s)",
-				files[n], built, release, release, release, built)
-		}
+	if built := strings.Fields(vm[0])[0]; built != release {
+		return fmt.Errorf("--modules-dir %s was built for kernel %s, but the guest runs %s: build it for %s (kernel/usbnet/build.sh --kver %s) or boot the kernel it was built for (--kernel-version %s)",
+			p, built, release, release, release, built)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@
 package vm
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,12 +20,13 @@ func fakeModule(t *testing.T, dir, name, vermagic string) string {
 		t.Skip("no C compiler to make a module-shaped ELF with")
 	}
 	src := filepath.Join(dir, name+".c")
+	kvs := []string{"name=" + name, "depends="}
+	if vermagic != "" {
+		kvs = append(kvs, "vermagic="+vermagic)
+	}
 	var b strings.Builder
-	for i, kv := range []string{"name=" + name, "depends=", "vermagic=" + vermagic} {
-		if kv == "vermagic=" {
-			continue
-		}
-		b.WriteString("const char mi" + string(rune('a'+i)) + "[] __attribute__((section(\".modinfo\"), used, aligned(1))) = \"" + kv + "\";\n")
+	for i, kv := range kvs {
+		fmt.Fprintf(&b, "const char mi%d[] __attribute__((section(\".modinfo\"), used, aligned(1))) = %q;\n", i, kv)
 	}
 	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -36,31 +38,32 @@ func fakeModule(t *testing.T, dir, name, vermagic string) string {
 	return ko
 }
 
-func TestCheckReleases(t *testing.T) {
-	dir := t.TempDir()
-	same := fakeModule(t, dir, "usbnet", "6.1.0-57-amd64 SMP preempt mod_unload modversions ")
-	other := fakeModule(t, dir, "cdc_ncm", "6.1.0-56-amd64 SMP preempt mod_unload modversions ")
-	none := fakeModule(t, dir, "cdc_ether", "")
-	files, _, err := Overrides(dir)
+// A --modules-dir is read only when every module in it was built for the
+// guest's release.
+func TestOverridesCheckRelease(t *testing.T) {
+	same, other, none := t.TempDir(), t.TempDir(), t.TempDir()
+	fakeModule(t, same, "usbnet", "6.1.0-57-amd64 SMP preempt mod_unload modversions ")
+	fakeModule(t, same, "cdc_ncm", "6.1.0-57-amd64 SMP preempt mod_unload modversions ")
+	files, _, err := Overrides(same, "6.1.0-57-amd64")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("modules built for the guest's release: %v", err)
 	}
-	if len(files) != 3 {
-		t.Fatalf("Overrides read %v, want the three modules", files)
+	if len(files) != 2 {
+		t.Fatalf("Overrides read %v, want the two modules", files)
 	}
-	if err := CheckReleases(map[string]string{"usbnet": same}, "6.1.0-57-amd64"); err != nil {
-		t.Fatalf("a module built for the guest's release: %v", err)
-	}
-	err = CheckReleases(map[string]string{"usbnet": same, "cdc_ncm": other}, "6.1.0-57-amd64")
+	fakeModule(t, other, "usbnet", "6.1.0-57-amd64 SMP preempt mod_unload modversions ")
+	ko := fakeModule(t, other, "cdc_ncm", "6.1.0-56-amd64 SMP preempt mod_unload modversions ")
+	_, _, err = Overrides(other, "6.1.0-57-amd64")
 	if err == nil {
 		t.Fatal("a module built for 6.1.0-56-amd64 passed on a 6.1.0-57-amd64 guest")
 	}
-	for _, w := range []string{other, "built for kernel 6.1.0-56-amd64", "guest runs 6.1.0-57-amd64", "--kver 6.1.0-57-amd64", "--kernel-version 6.1.0-56-amd64"} {
+	for _, w := range []string{ko, "built for kernel 6.1.0-56-amd64", "guest runs 6.1.0-57-amd64", "--kver 6.1.0-57-amd64", "--kernel-version 6.1.0-56-amd64"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not say %q", err, w)
 		}
 	}
-	if err := CheckReleases(map[string]string{"cdc_ether": none}, "6.1.0-57-amd64"); err == nil || !strings.Contains(err.Error(), "no vermagic") {
+	fakeModule(t, none, "cdc_ether", "")
+	if _, _, err := Overrides(none, "6.1.0-57-amd64"); err == nil || !strings.Contains(err.Error(), "no vermagic") {
 		t.Fatalf("a module without vermagic: err = %v", err)
 	}
 }

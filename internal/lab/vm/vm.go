@@ -200,11 +200,8 @@ func (r *runState) kernel(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	over, overDeps, err := Overrides(c.ModulesDir)
+	over, overDeps, err := Overrides(c.ModulesDir, r.k.Release)
 	if err != nil {
-		return err
-	}
-	if err := CheckReleases(over, r.k.Release); err != nil {
 		return err
 	}
 	applyOverrides(idx, over, overDeps)
