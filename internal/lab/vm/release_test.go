@@ -67,3 +67,31 @@ func TestOverridesCheckRelease(t *testing.T) {
 		t.Fatalf("a module without vermagic: err = %v", err)
 	}
 }
+
+// A --modules-dir file is whatever the user put there: parsing its
+// .modinfo and its vermagic must end in a module's fields or an error,
+// never a panic.
+func FuzzModinfoRelease(f *testing.F) {
+	f.Add([]byte("\x7fELF"))
+	f.Add([]byte("name=x\x00vermagic=\x00"))
+	if _, err := exec.LookPath("cc"); err == nil {
+		dir := f.TempDir()
+		for _, vm := range []string{"6.1.0-57-amd64 SMP preempt mod_unload ", " ", ""} {
+			src := filepath.Join(dir, "m.c")
+			ko := filepath.Join(dir, "m.ko")
+			line := fmt.Sprintf("const char v[] __attribute__((section(\".modinfo\"), used)) = %q;\n", "vermagic="+vm)
+			if os.WriteFile(src, []byte(line), 0o644) == nil && exec.Command("cc", "-c", "-o", ko, src).Run() == nil {
+				if b, err := os.ReadFile(ko); err == nil {
+					f.Add(b)
+				}
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		info, err := Modinfo(b)
+		if err != nil {
+			return
+		}
+		_ = checkRelease("m.ko", info, "6.1.0-57-amd64")
+	})
+}
