@@ -73,7 +73,10 @@ IN answers per 1000, --slow N answers per 1000 held up to --max-delay,
 --slow-out N bulk OUT transfers per 1000 held up to --max-delay before the
 device takes them (those behind wait; control requests and the other
 endpoints are still answered: TX URBs stay in flight across a stop),
---replug-every D unplugs (mid-transfer) and re-plugs about every D.
+--replug-every D unplugs (mid-transfer) and re-plugs about every D of use:
+only while the host's driver has the interface open (bulk IN requests
+waiting), never during its probe - QEMU's xHCI leaves the transfers an
+unplug cuts to the driver's timeouts, where a real controller fails them.
 
 The counts (transfers, frames, malformed aggregates by kind, the process's
 CPU) go to --stats FILE as JSON every second and at exit. Ends on SIGINT or
@@ -95,7 +98,7 @@ func runLabUSBDev(ctx context.Context, env Env, fs *flag.FlagSet, args []string)
 	fs.IntVar(&o.Faults.SlowPerMille, "slow", 0, "bulk IN answers per 1000 held up to --max-delay")
 	fs.IntVar(&o.Faults.SlowOutPerMille, "slow-out", 0, "bulk OUT transfers per 1000 held up to --max-delay")
 	fs.DurationVar(&o.Faults.MaxDelay, "max-delay", 20*time.Millisecond, "longest hold of a slow answer")
-	fs.DurationVar(&o.Faults.ReplugEvery, "replug-every", 0, "unplug and re-plug about this often (0: never)")
+	fs.DurationVar(&o.Faults.ReplugEvery, "replug-every", 0, "unplug and re-plug about this often while the interface is open (0: never)")
 	fs.IntVar(&o.Batch.Frames, "batch", 0, "hold each bulk IN transfer until it carries N frames (0: send what is waiting)")
 	fs.DurationVar(&o.Batch.Wait, "batch-wait", 0, "longest a --batch transfer (or a --burst) waits for its frames, from its first")
 	fs.IntVar(&o.Batch.Transfers, "burst", 0, "answer bulk IN requests N at a time, back to back (0: each as it is built)")

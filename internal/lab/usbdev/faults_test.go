@@ -134,3 +134,35 @@ func TestCancelStallReplug(t *testing.T) {
 		t.Fatalf("re-plug: %v, %d", err, h.s.Stats().Replugs)
 	}
 }
+
+// TestReplugWaitsForOpen: --replug-every unplugs only while the host's
+// driver has the interface open (a bulk IN request waiting), never while
+// it is still configuring the device - QEMU's xHCI would leave each
+// control transfer of a probe cut by an unplug to its timeout.
+func TestReplugWaitsForOpen(t *testing.T) {
+	l := newMemLink()
+	f := &Faults{Seed: 1, ReplugEvery: 5 * time.Millisecond}
+	h := startHost(t, NewNCM(l, 0, testMAC, nil), f)
+	h.plugged()
+	h.request(usbredir.TypeSetConfiguration, usbredir.TypeConfigurationStatus, 1)
+	h.request(usbredir.TypeSetAltSetting, usbredir.TypeAltSettingStatus, 1, 1)
+	// a probe's worth of control requests, lasting many periods
+	for i := 0; i < 40; i++ {
+		if st, _ := h.control(0x80, reqGetDescriptor, uint16(dtDevice)<<8, 0, 18, nil); st != usbredir.StatusSuccess {
+			t.Fatalf("descriptor read %d: status %d", i, st)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	h.id++
+	if err := h.c.SendBulkRequest(h.id, epBulkIn, 32768); err != nil {
+		t.Fatal(err)
+	}
+	h.next(usbredir.TypeDeviceDisconnect)
+	if err := h.c.SendRequest(usbredir.TypeDeviceDisconnectAck, 0); err != nil {
+		t.Fatal(err)
+	}
+	h.plugged()
+	if st := h.s.Stats(); st.Replugs != 1 || st.ReplugWaits == 0 {
+		t.Fatalf("replugs %d, waits for the open interface %d", st.Replugs, st.ReplugWaits)
+	}
+}

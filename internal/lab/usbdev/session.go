@@ -71,6 +71,9 @@ type Stats struct {
 	// OUT, OutHeldNs in all.
 	OutHeld   uint64 `json:"out_held"`
 	OutHeldNs uint64 `json:"out_held_ns"`
+	// ReplugWaits counts the times --replug-every waited for the host's
+	// driver to open the interface (see replugLoop).
+	ReplugWaits uint64 `json:"replug_waits"`
 }
 
 // NewSession prepares a session; Serve runs it.
@@ -202,11 +205,25 @@ func (s *Session) Replug(gap time.Duration) error {
 	return s.plug()
 }
 
+// replugLoop unplugs and plugs the device in again about every `every`
+// of its use: the time counts from when the host's driver has the
+// interface open (bulk IN requests waiting), and the unplug waits for
+// that too. An unplug while a driver probes is one QEMU cannot show as a
+// host would see it: its xHCI drops the transfers in flight at a detach
+// without completing them (xhci_detach_slot nukes them and reports
+// nothing) and does not complete those sent to the gone slot after it, so
+// every register access of the probe waits out its 5 s timeout - a
+// vendor-register driver's dozens of them held the guest's hub_wq for
+// minutes (the staged ax88179 KASAN stress boots of 2026-11-28) - where
+// a real controller fails them at once.
 func (s *Session) replugLoop(every time.Duration) {
-	for {
+	for s.waitOpen() {
 		select {
 		case <-time.After(s.faults.jitter(every)):
 		case <-s.done:
+			return
+		}
+		if !s.waitOpen() {
 			return
 		}
 		if err := s.Replug(s.faults.jitter(500 * time.Millisecond)); err != nil {
@@ -214,6 +231,32 @@ func (s *Session) replugLoop(every time.Duration) {
 			return
 		}
 	}
+}
+
+// waitOpen waits until the device is attached with a bulk IN request of
+// the host's waiting, and says false if the session ended first.
+func (s *Session) waitOpen() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	waited := false
+	for !s.closed() && !(s.attached && s.inWaiting()) {
+		waited = true
+		s.cond.Wait()
+	}
+	if waited {
+		s.stats.ReplugWaits++
+	}
+	return !s.closed()
+}
+
+// inWaiting says whether the host has a bulk IN request waiting (s.mu held).
+func (s *Session) inWaiting() bool {
+	for _, q := range s.inQ {
+		if len(q) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Session) handle(m *usbredir.Msg) error {
