@@ -15,9 +15,10 @@ import (
 // bootRuns are directories of single boots (one per model, kernel and
 // side), by table id: what bound, and what passed each way.
 var bootRuns = map[string]string{
-	"functional":    "functional-2026-11-28",
-	"clone-7.3":     "clone-kasan-7.3.4-2026-11-28",
-	"functional-6x": "functional-6x-2026-11-28",
+	"functional":            "functional-2026-11-28",
+	"clone-7.3":             "clone-kasan-7.3.4-2026-11-28",
+	"functional-6x":         "functional-6x-2026-11-28",
+	"functional-6.18-arm64": "functional-6.18-arm64-2026-11-29",
 }
 
 // bootTable: one row per boot directory: the verdict (vm.json ok: the

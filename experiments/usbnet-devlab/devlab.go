@@ -98,11 +98,14 @@ func tables(dir string) (map[string]string, error) {
 	// the runs of one directory each, a table per run
 	err := dirTables(dir, out, []dirTable{{hostileRuns, hostileTable}, {bootRuns, bootTable},
 		{cloneRuns, cloneTable}, {stressRuns, stressTable}, {eemCRCRuns, eemCRCTable},
-		{gadgetFnRuns, gadgetFnTable}})
+		{gadgetFnRuns, gadgetFnTable}, {unplugRuns, unplugTable}})
 	if err != nil {
 		return nil, err
 	}
 	if err := tuneTables(dir, out); err != nil {
+		return nil, err
+	}
+	if err := splitTables(dir, out); err != nil {
 		return nil, err
 	}
 	return out, nil

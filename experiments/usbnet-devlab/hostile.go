@@ -101,6 +101,11 @@ func hostileTable(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return hostileTableOf(dir, names)
+}
+
+// hostileTableOf is hostileTable of the boots names of dir.
+func hostileTableOf(dir string, names []string) (string, error) {
 	var rows [][]string
 	for _, n := range names {
 		h, err := readHostile(filepath.Join(dir, n))
