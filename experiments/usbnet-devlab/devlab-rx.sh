@@ -52,7 +52,7 @@
 #              a tun), unpaced, receive -P 4, the pc guest (tcg-single) and the
 #              arm64 virt board (tcg, 4 vCPUs): stock, ours (OURS_MODS*) and
 #              ours-staged (STAGED_MODS, STAGED_MODS_ARM64: the series with
-#              staging/7.x-frags' cdc_mbim and ax88179_178a patches), for the
+#              staging/7.x-frags' cdc_mbim and, until 2026-11-29, ax88179_178a patches), for the
 #              staged cdc_mbim patch's receive figures (issue 41);
 #   ax-virt-rt-staged  the AX88179 at 1000 Mbit/s on the virt board, receive
 #              -P 10: the same three, for the staged ax88179_178a patch
