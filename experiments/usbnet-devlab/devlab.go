@@ -108,6 +108,9 @@ func tables(dir string) (map[string]string, error) {
 	if err := splitTables(dir, out); err != nil {
 		return nil, err
 	}
+	if err := axPairTables(dir, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
