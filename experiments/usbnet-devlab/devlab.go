@@ -102,14 +102,10 @@ func tables(dir string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := tuneTables(dir, out); err != nil {
-		return nil, err
-	}
-	if err := splitTables(dir, out); err != nil {
-		return nil, err
-	}
-	if err := axPairTables(dir, out); err != nil {
-		return nil, err
+	for _, add := range []func(string, map[string]string) error{tuneTables, splitTables, axPairTables} {
+		if err := add(dir, out); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
