@@ -57,6 +57,9 @@ const (
 // last in its transfer: it checks a clone's CRC before trimming the
 // clone, over the rest of the transfer. Linux's EEM gadget sends only the
 // sentinel; this model sends both, so that the guest's rx_errors show it.
+// rxWaiting is how many packets the device holds for the host.
+func (e *EEM) rxWaiting() int { return len(e.rx) }
+
 type EEM struct {
 	batching
 	link    Link

@@ -166,3 +166,36 @@ func TestReplugWaitsForOpen(t *testing.T) {
 		t.Fatalf("replugs %d, waits for the open interface %d", st.Replugs, st.ReplugWaits)
 	}
 }
+
+// TestRXWaiting: the session samples the device's RX FIFO before it
+// builds a transfer - frames the link delivered while the host had no
+// request out count as waiting - and every model can be sampled.
+func TestRXWaiting(t *testing.T) {
+	for _, name := range Models {
+		m, err := NewModel(Options{Model: name}, newMemLink())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := m.(rxWaiter); !ok {
+			t.Errorf("model %s does not say how many frames it holds (rxWaiting)", name)
+		}
+	}
+	l := newMemLink()
+	h := startHost(t, NewNCM(l, 0, testMAC, nil), nil)
+	h.plugged()
+	h.request(usbredir.TypeSetConfiguration, usbredir.TypeConfigurationStatus, 1)
+	h.request(usbredir.TypeSetAltSetting, usbredir.TypeAltSettingStatus, 1, 1)
+	for i := 0; i < 8; i++ {
+		l.toDev <- frame(i, 200)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(l.toDev) > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // the last one from the link into the FIFO
+	if b, _ := h.bulkIn(epBulkIn, 32768); b.Status != usbredir.StatusSuccess {
+		t.Fatalf("bulk IN status %d", b.Status)
+	}
+	if st := h.s.Stats(); st.RXWaitingSamples == 0 || st.RXWaitingMax < 8 || st.RXWaitingSum < 8 {
+		t.Fatalf("rx waiting: %d samples, max %d, sum %d; want 8 frames seen waiting", st.RXWaitingSamples, st.RXWaitingMax, st.RXWaitingSum)
+	}
+}

@@ -124,6 +124,10 @@ func addCounts(m map[string]uint64, own map[string]*atomic.Uint64) map[string]ui
 	return m
 }
 
+// rxWaiting is how many frames the device holds for the host (see
+// Session.noteRXWaiting).
+func (d *macDev) rxWaiting() int { return len(d.rx) }
+
 // macDev is what a vendor-register model is besides its registers: the
 // link and the frames the MAC took off it, the interrupt endpoint's
 // messages, the paces, the TX path and the counts.

@@ -55,6 +55,9 @@ func (c *counters) snapshot() map[string]uint64 {
 	return m
 }
 
+// rxWaiting is how many frames the device holds for the host.
+func (d *ntbDev) rxWaiting() int { return len(d.rx) }
+
 func newNTBDev(l Link, mbit int, f *Faults) *ntbDev {
 	d := &ntbDev{link: l, ndpSig: ndpSigNCM, inMax: 32768, outMax: 32768, div: 4, rx: make(chan []byte, 1024),
 		inPace: newPacer(mbit), outPace: newPacer(mbit), faults: f}

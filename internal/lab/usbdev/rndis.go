@@ -48,6 +48,9 @@ const (
 // header, call management, ACM and union descriptors and an 8-byte
 // notification endpoint, and a CDC data interface with the bulk pair in
 // its only setting.
+// rxWaiting is how many frames the device holds for the host.
+func (r *RNDIS) rxWaiting() int { return len(r.rx) }
+
 type RNDIS struct {
 	batching
 	link    Link

@@ -225,12 +225,14 @@ func add(a, b Stats) Stats {
 		a.OutBytes + b.OutBytes, a.Cancelled + b.Cancelled, a.Stalled + b.Stalled, a.Replugs + b.Replugs,
 		a.Controls + b.Controls, a.Interrupts + b.Interrupts, a.InWaitingSum + b.InWaitingSum,
 		max(a.InWaitingMax, b.InWaitingMax), max(a.InRequestMax, b.InRequestMax), a.OutHeld + b.OutHeld,
-		a.OutHeldNs + b.OutHeldNs, a.ReplugWaits + b.ReplugWaits}
+		a.OutHeldNs + b.OutHeldNs, a.ReplugWaits + b.ReplugWaits, a.RXWaitingSum + b.RXWaitingSum,
+		a.RXWaitingSamples + b.RXWaitingSamples, max(a.RXWaitingMax, b.RXWaitingMax)}
 }
 
 func sub(a, b Stats) Stats {
 	return Stats{a.InTransfers - b.InTransfers, a.InBytes - b.InBytes, a.OutTransfers - b.OutTransfers,
 		a.OutBytes - b.OutBytes, a.Cancelled - b.Cancelled, a.Stalled - b.Stalled, a.Replugs - b.Replugs,
 		a.Controls - b.Controls, a.Interrupts - b.Interrupts, a.InWaitingSum - b.InWaitingSum,
-		a.InWaitingMax, a.InRequestMax, a.OutHeld - b.OutHeld, a.OutHeldNs - b.OutHeldNs, a.ReplugWaits - b.ReplugWaits}
+		a.InWaitingMax, a.InRequestMax, a.OutHeld - b.OutHeld, a.OutHeldNs - b.OutHeldNs, a.ReplugWaits - b.ReplugWaits,
+		a.RXWaitingSum - b.RXWaitingSum, a.RXWaitingSamples - b.RXWaitingSamples, a.RXWaitingMax}
 }

@@ -74,6 +74,13 @@ type Stats struct {
 	// ReplugWaits counts the times --replug-every waited for the host's
 	// driver to open the interface (see replugLoop).
 	ReplugWaits uint64 `json:"replug_waits"`
+	// RXWaitingSum adds up, before each bulk IN transfer is built, the
+	// frames the device holds for the host (its RX FIFO: the link's
+	// frames not yet in a transfer); divided by RXWaitingSamples, the
+	// FIFO's mean depth, RXWaitingMax its deepest.
+	RXWaitingSum     uint64 `json:"rx_waiting_sum"`
+	RXWaitingSamples uint64 `json:"rx_waiting_samples"`
+	RXWaitingMax     uint64 `json:"rx_waiting_max"`
 }
 
 // NewSession prepares a session; Serve runs it.

@@ -61,6 +61,7 @@ func (s *Session) inPump(ep uint8) {
 		}
 		s.mu.Unlock()
 		if more && (data == nil || len(data) > limit) {
+			s.noteRXWaiting()
 			data = s.m.BulkIn(ep, limit, s.burstDone(len(ready) > 0, deadline))
 		}
 		if data != nil {
@@ -81,6 +82,25 @@ func (s *Session) inPump(ep uint8) {
 		}
 		ready, deadline = nil, nil
 	}
+}
+
+// rxWaiter is a model that says how many frames it holds for the host.
+type rxWaiter interface{ rxWaiting() int }
+
+// noteRXWaiting samples the model's RX FIFO before a transfer is built:
+// a queue there is time every frame waits in the device (in the lab, the
+// host side of the link), which a probe's RTT counts as well.
+func (s *Session) noteRXWaiting() {
+	w, ok := s.m.(rxWaiter)
+	if !ok {
+		return
+	}
+	n := uint64(w.rxWaiting())
+	s.mu.Lock()
+	s.stats.RXWaitingSum += n
+	s.stats.RXWaitingSamples++
+	s.stats.RXWaitingMax = max(s.stats.RXWaitingMax, n)
+	s.mu.Unlock()
 }
 
 // burstDone is what a transfer of a burst waits for frames until: the
