@@ -71,3 +71,44 @@ func axPairsTable(dir, a, b string) (string, error) {
 		b + " busy % per Mbit/s", b + " / " + a, a + " probe p50 ms", b + " probe p50 ms",
 		a + " GRO segments per skb", b + " GRO segments per skb"}, rows), nil
 }
+
+// fifoRuns are receive runs whose device sampled its RX FIFO (usbdev.json
+// rx_waiting_*), by table id.
+var fifoRuns = map[string]string{"ax-latency-6.18-arm64": "ax-latency-6.18-arm64-2026-11-29"}
+
+// fifoTable: one row per boot in runs.txt's order: the receive rate, the
+// loaded probe's p50 and the device's RX FIFO depth, mean and most ("-"
+// for a boot whose device did not sample it).
+func fifoTable(dir string) (string, error) {
+	names, err := runOrder(dir)
+	if err != nil {
+		return "", err
+	}
+	var rows [][]string
+	for _, n := range names {
+		run := filepath.Join(dir, n)
+		r, ok, err := axDirection(run, "receive")
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", fmt.Errorf("%s: no complete receive bench", run)
+		}
+		var dev struct {
+			Stats struct {
+				Sum     *float64 `json:"rx_waiting_sum"`
+				Samples float64  `json:"rx_waiting_samples"`
+				Max     float64  `json:"rx_waiting_max"`
+			} `json:"stats"`
+		}
+		if err := kit.ReadJSON(filepath.Join(run, "usbdev.json"), &dev); err != nil {
+			return "", err
+		}
+		mean, most := "-", "-"
+		if st := dev.Stats; st.Sum != nil && st.Samples > 0 {
+			mean, most = kit.F(*st.Sum/st.Samples, 0), kit.F(st.Max, 0)
+		}
+		rows = append(rows, []string{n, kit.F(r.mbit, 1), kit.F(r.rttP50, 1), mean, most})
+	}
+	return kit.Table([]string{"boot", "receive Mbit/s", "probe p50 ms", "RX FIFO mean frames", "RX FIFO max frames"}, rows), nil
+}

@@ -98,7 +98,7 @@ func tables(dir string) (map[string]string, error) {
 	// the runs of one directory each, a table per run
 	err := dirTables(dir, out, []dirTable{{hostileRuns, hostileTable}, {bootRuns, bootTable},
 		{cloneRuns, cloneTable}, {stressRuns, stressTable}, {eemCRCRuns, eemCRCTable},
-		{gadgetFnRuns, gadgetFnTable}, {unplugRuns, unplugTable}})
+		{gadgetFnRuns, gadgetFnTable}, {unplugRuns, unplugTable}, {fifoRuns, fifoTable}})
 	if err != nil {
 		return nil, err
 	}
